@@ -1,0 +1,162 @@
+"""Fold multi-line records: tracebacks into one error each, benchmark blocks into one row.
+
+Contract: ``fold(frame, patterns, bench_columns, final)`` takes a classified chunk and
+returns ``Folded``: the frame with corrected ``pattern``/``table`` columns (lines inside
+a traceback become ``traceback``; body-looking lines outside one become
+``continuation`` or stay unclaimed), the ``errors`` rows of folded tracebacks, the
+``bench_results`` rows, and ``carry``: trailing lines of a record that may continue in
+the next chunk (empty when ``final``). Everything is column arithmetic (cumulative sums
+over flags, group-bys); no Python loop over lines.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from ..grammar import Pattern
+
+#: a line that ends a Python traceback: "pkg.SomeError: message"
+_EXC_LINE = r"^(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Dead\w*|Warning))(?::\s*(.*))?$"
+_BENCH_ROW = r"^\s*(?P<key>[^:]+?):\s+(?P<val>\S.*?)\s*$"
+_MAX_CARRY = 20000  # a "record" longer than this is cut rather than carried forever
+
+BENCH_NUMERIC = {"backend"}  # (the only text column; everything else is numeric)
+
+
+@dataclass
+class Folded:
+    frame: pl.DataFrame
+    errors: pl.DataFrame | None
+    bench: pl.DataFrame | None
+    carry: pl.DataFrame | None
+    inner_error_lines: set  # line_no of error-pattern lines swallowed by a traceback
+
+
+def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, str],
+         final: bool) -> Folded:
+    roles = {p.name: p.fold for p in patterns if p.fold}
+    f = frame.with_columns(
+        pl.col("pattern").replace_strict(roles, default=None, return_dtype=pl.Utf8).alias("_role"))
+    is_start = (pl.col("_role") == "start") & (pl.col("table") == "errors")
+    exc_line = pl.col("msg").str.contains(_EXC_LINE)
+    body_like = ((pl.col("_role") == "body")
+                 | ((pl.col("table") == "errors") & (pl.col("_role") != "start").fill_null(True)
+                    & exc_line.fill_null(False)))
+    f = f.with_columns(is_start.fill_null(False).alias("_start"),
+                       body_like.fill_null(False).alias("_body"),
+                       (pl.col("_role") == "error").fill_null(False).alias("_err"))
+    # an error line right before "Traceback (...)" heads the traceback it introduces
+    f = f.with_columns((pl.col("_err") & pl.col("_start").shift(-1).fill_null(False)).alias("_merge"))
+    f = f.with_columns(
+        ((pl.col("_start") & ~pl.col("_merge").shift(1).fill_null(False)) | pl.col("_merge")).alias("_s2"),
+        (pl.col("_body") | (pl.col("_start") & pl.col("_merge").shift(1).fill_null(False))).alias("_b2"),
+    )
+    f = f.with_columns((~pl.col("_b2") | pl.col("_s2")).cum_sum().alias("_gid"))
+    f = f.with_columns(pl.col("_s2").first().over("_gid").alias("_in_tb"))
+
+    # ---- benchmark blocks
+    bench_names = ["bench_title", "bench_row", "bench_section", "bench_close"]
+    is_title = pl.col("pattern") == "bench_title"
+    f = f.with_columns(
+        pl.col("pattern").is_in(bench_names).fill_null(False).alias("_bflag"),
+        is_title.fill_null(False).cum_sum().alias("_bgrp"),
+    )
+    f = f.with_columns((~pl.col("_bflag")).cum_sum().alias("_bbreak"))
+    f = f.with_columns(
+        (pl.col("pattern") == "bench_close").fill_null(False).cast(pl.Int32)
+        .cum_sum().over("_bgrp").alias("_bclose"))
+    f = f.with_columns(
+        ((pl.col("_bgrp") > 0) & pl.col("_bflag")
+         & (pl.col("_bbreak") == pl.col("_bbreak").first().over("_bgrp"))
+         & ((pl.col("_bclose") - (pl.col("pattern") == "bench_close").fill_null(False).cast(pl.Int32)) == 0)
+         ).alias("_bmember"))
+
+    carry = None
+    if not final and f.height:
+        cut = f.height
+        last_gid = f["_gid"][-1]
+        gid_start = f.select(pl.arg_where(pl.col("_gid") == last_gid).first()).item()
+        cut = min(cut, gid_start)
+        last_b = f["_bgrp"][-1]
+        if last_b > 0 and f["_bmember"][-1] and (f["pattern"][-1] != "bench_close"):
+            b_start = f.select(pl.arg_where(pl.col("_bgrp") == last_b).first()).item()
+            cut = min(cut, b_start)
+        if 0 < cut < f.height and f.height - cut <= _MAX_CARRY:
+            carry = frame.slice(cut).select(["line_no", "raw", "truncated"])
+            f = f.slice(0, cut)
+
+    # ---- fix claims
+    in_tb_body = pl.col("_in_tb") & ~pl.col("_s2")
+    stray_body = (pl.col("_role") == "body") & ~pl.col("_in_tb")
+    stray_bench = pl.col("pattern").is_in(bench_names).fill_null(False) & ~pl.col("_bmember")
+    indented = pl.col("msg").str.contains(r"^\s+\S")
+    f = f.with_columns(
+        pl.when(in_tb_body).then(pl.lit("traceback"))
+        .when(stray_body & indented).then(pl.lit("continuation"))
+        .when(stray_body | stray_bench).then(pl.lit(None, dtype=pl.Utf8))
+        .otherwise(pl.col("pattern")).alias("pattern"),
+    )
+    f = f.with_columns(
+        pl.when(in_tb_body | (stray_body & indented)).then(pl.lit("lines"))
+        .when(stray_body | stray_bench).then(pl.lit(None, dtype=pl.Utf8))
+        .otherwise(pl.col("table")).alias("table"))
+    inner = set(f.filter(in_tb_body & (pl.col("_role") != "body").fill_null(True)
+                         & pl.col("_body"))["line_no"].to_list())
+    errors = _traceback_rows(f)
+    bench = _bench_rows(f, bench_columns)
+    keep = [c for c in frame.columns if c not in ("pattern", "table")] + ["pattern", "table"]
+    keep = [c for c in keep if c in f.columns]
+    return Folded(f.select(keep), errors, bench, carry, inner)
+
+
+def _traceback_rows(f: pl.DataFrame) -> pl.DataFrame | None:
+    tb = f.filter(pl.col("_in_tb"))
+    if tb.height == 0:
+        return None
+    exc = pl.col("msg").str.extract(_EXC_LINE, 1)
+    tb = tb.with_columns(exc.alias("_exc"))
+    rows = tb.group_by("_gid", maintain_order=True).agg(
+        pl.col("line_no").first().alias("line_no"),
+        pl.col("line_no").last().alias("last_line"),
+        pl.col("date").first(), pl.col("md").first(), pl.col("time").first(),
+        pl.col("rank").first(), pl.col("tp_rank").first(), pl.col("dp_rank").first(),
+        pl.col("proc").first(), pl.col("pid").first(), pl.col("level").first(),
+        pl.col("msg").first().alias("head"),
+        pl.col("pattern").first().alias("head_pattern"),
+        pl.col("_exc").drop_nulls().last().alias("exc_type"),
+        pl.col("msg").filter(pl.col("_exc").is_not_null()).last().alias("exc_msg"),
+        pl.col("msg").str.join("\n").alias("traceback"),
+    )
+    return rows.with_columns(
+        pl.coalesce(pl.col("exc_msg"), pl.col("head")).str.slice(0, 4000).alias("message"),
+        pl.col("traceback").str.slice(0, 200_000),
+    ).drop("_gid", "exc_msg")
+
+
+def _bench_rows(f: pl.DataFrame, columns: dict[str, str]) -> pl.DataFrame | None:
+    b = f.filter(pl.col("_bmember"))
+    if b.height == 0:
+        return None
+    kv = b.select("_bgrp", "line_no", pl.col("msg").str.extract_groups(_BENCH_ROW).alias("kv")).unnest("kv")
+    kv = kv.with_columns(pl.col("key").replace_strict(columns, default=None, return_dtype=pl.Utf8).alias("col"))
+    heads = b.group_by("_bgrp", maintain_order=True).agg(
+        pl.col("line_no").first().alias("line_no"), pl.col("line_no").last().alias("last_line"),
+        pl.col("msg").str.contains("(retokenized)", literal=True).any().alias("_sgl"),
+        (pl.col("msg").str.starts_with("Backend:")).any().alias("_has_backend"),
+    )
+    vals = kv.filter(pl.col("col").is_not_null()).group_by("_bgrp", "col").agg(pl.col("val").first())
+    if vals.height:
+        wide = vals.pivot(on="col", index="_bgrp", values="val")
+        heads = heads.join(wide, on="_bgrp", how="left")
+    out = heads.with_columns(
+        pl.when(pl.col("_sgl") | pl.col("_has_backend")).then(pl.lit("sglang.bench_serving"))
+        .otherwise(pl.lit("vllm bench serve")).alias("tool"))
+    casts = []
+    for col in set(columns.values()):
+        if col in out.columns and col != "backend":
+            casts.append(pl.col(col).str.replace_all(",", "").cast(pl.Float64, strict=False).alias(col))
+    out = out.with_columns(casts)
+    if "accept_rate_pct" in out.columns:
+        out = out.with_columns((pl.col("accept_rate_pct") / 100.0).alias("accept_rate")).drop("accept_rate_pct")
+    return out.drop("_bgrp", "_sgl", "_has_backend")

@@ -1,0 +1,122 @@
+"""Normalise per-line values: timestamps (with year inference), run assignment, redaction.
+
+Contract:
+* ``TimeState``/``add_timestamps`` build the ``ts`` column. SGLang prints full dates (or
+  only ``HH:MM:SS`` before v0.3.4: the date then comes from the file's mtime). vLLM prints
+  ``MM-DD HH:MM:SS`` with no year: the year is taken from ``--year`` or the file mtime
+  (minus one when the log's first month is later than the mtime's month) and advanced at
+  each December->January rollover. ``TimeState.basis`` says which was used.
+* ``RunState``/``assign_runs`` give each line a provisional run ordinal from launch markers
+  (patterns with ``launch = N``): a marker starts a new run unless it continues the launch
+  sequence of the current one (banner 0 -> args 1 -> engine config 2). Only markers are
+  visited in Python; lines get their ordinal by an as-of join.
+* ``redact`` masks secrets (API keys, tokens, bearer headers, URL passwords) and, unless
+  asked to keep them, request prompts in raw text.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+import polars as pl
+
+
+@dataclass
+class TimeState:
+    base_year: int | None = None
+    base_date: str | None = None  # for time-only timestamps
+    basis: str = ""
+    year_offset: int = 0
+    last_month: int | None = None
+
+
+def add_timestamps(f: pl.DataFrame, st: TimeState, mtime: float, year: int | None) -> pl.DataFrame:
+    mdt = dt.datetime.fromtimestamp(mtime)
+    if st.base_date is None:
+        st.base_date = mdt.strftime("%Y-%m-%d")
+    month = pl.col("md").str.slice(0, 2).cast(pl.Int32, strict=False)
+    if st.base_year is None:
+        first_month = f.select(month.drop_nulls().first()).item() if "md" in f.columns else None
+        if year:
+            st.base_year, st.basis = year, "--year"
+        elif first_month is not None:
+            st.base_year = mdt.year - (1 if first_month > mdt.month else 0)
+            st.basis = "file mtime"
+    f = f.with_columns(month.alias("_m"))
+    f = f.with_columns(pl.col("_m").forward_fill().alias("_mf"))
+    prev = pl.col("_mf").shift(1)
+    if st.last_month is not None:
+        prev = prev.fill_null(st.last_month)
+    roll = ((pl.col("_mf") < prev) & ((prev - pl.col("_mf")) >= 6)).fill_null(False)
+    f = f.with_columns((roll.cast(pl.Int32).cum_sum() + st.year_offset).alias("_yo"))
+    if f.height:
+        lm = f["_mf"].drop_nulls()
+        if lm.len():
+            st.last_month = int(lm[-1])
+        st.year_offset = int(f["_yo"][-1])
+    base_year = st.base_year or mdt.year
+    full = pl.concat_str([pl.col("date"), pl.col("time")], separator=" ")
+    vllm = pl.concat_str([(pl.col("_yo") + base_year).cast(pl.Utf8), pl.lit("-"), pl.col("md"),
+                          pl.lit(" "), pl.col("time")])
+    only_time = pl.concat_str([pl.lit(st.base_date), pl.lit(" "), pl.col("time")])
+    text = (pl.when(pl.col("date").is_not_null()).then(full)
+            .when(pl.col("md").is_not_null()).then(vllm)
+            .otherwise(only_time))
+    ts = text.str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us")
+    if st.basis == "" and f.select(pl.col("date").is_null().all() & pl.col("time").is_not_null().any()).item():
+        st.basis = "file mtime (time-only timestamps)"
+    return f.with_columns(pl.when(pl.col("time").is_not_null()).then(ts).otherwise(None).alias("ts")
+                          ).drop("_m", "_mf", "_yo")
+
+
+@dataclass
+class RunState:
+    base_run_id: int
+    ordinal: int = 0  # 0 = lines before the first launch marker
+    prev_rank: int | None = None
+    starts: list = field(default_factory=list)  # (ordinal, line_no)
+
+
+def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> pl.DataFrame:
+    markers = f.filter(pl.col("pattern").is_in(list(launch_rank))).select("line_no", "pattern")
+    new_starts = []
+    for line_no, pattern in markers.iter_rows():  # markers only: a handful per launch
+        rank = launch_rank[pattern]
+        if st.prev_rank is None or rank < st.prev_rank or (rank == st.prev_rank and rank == 0):
+            st.ordinal += 1
+            st.starts.append((st.ordinal, line_no))
+            new_starts.append((line_no, st.ordinal))
+        st.prev_rank = rank
+    first_ordinal = st.ordinal - len(new_starts)
+    if new_starts:
+        starts = pl.DataFrame(new_starts, schema={"line_no": pl.Int64, "_ord": pl.Int64}, orient="row")
+        f = f.sort("line_no").join_asof(starts, on="line_no", strategy="backward")
+        f = f.with_columns(pl.col("_ord").fill_null(first_ordinal))
+    else:
+        f = f.with_columns(pl.lit(st.ordinal, dtype=pl.Int64).alias("_ord"))
+    return f.with_columns((pl.col("_ord") + st.base_run_id).cast(pl.Int32).alias("run_id")).drop("_ord")
+
+
+_SECRETS = [
+    (r"(?i)((?:api[_-]?key|hf[_-]?token|access[_-]?token|auth[_-]?token|secret|password|passwd)['\"]?\s*[:=]\s*\[?\s*['\"]?)([^'\",\s\])}]+)", "${1}***"),
+    (r"(?i)(--api-key[= ]+)(\S+)", "${1}***"),
+    (r"\bhf_[A-Za-z0-9]{16,}", "hf_***"),
+    (r"\bsk-[A-Za-z0-9_-]{16,}", "sk-***"),
+    (r"(?i)(authorization['\"]?\s*[:=]\s*['\"]?(?:bearer|basic)\s+)[^\s'\",]+", "${1}***"),
+    (r"(://[^:/\s@]+:)[^@\s/]+@", "${1}***@"),
+]
+_PROMPTS = [
+    (r"(prompt: ).*?(, params: )", "${1}<prompt redacted>${2}"),
+    (r"(prompt_token_ids: )\[[^\]]*\]", "${1}<redacted>"),
+    (r"((?:^|[(, ])text=).*?(, (?:sampling_params|input_ids|image_data|rid|stream|lora_path)=)", "${1}<prompt redacted>${2}"),
+    (r"((?:^|[(, ])messages=)\[.*?\](, \w+=)", "${1}<prompt redacted>${2}"),
+]
+
+
+def redact(expr: pl.Expr, keep_prompts: bool = False) -> pl.Expr:
+    for pattern, repl in _SECRETS:
+        expr = expr.str.replace_all(pattern, repl)
+    if not keep_prompts:
+        for pattern, repl in _PROMPTS:
+            expr = expr.str.replace_all(pattern, repl)
+    return expr

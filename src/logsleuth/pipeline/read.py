@@ -1,0 +1,255 @@
+"""Read a log source as chunks of lines, with bounded memory.
+
+Contract: ``open_source`` validates a path (or ``-`` for stdin, spooled to a temporary
+file so it can be hashed and re-read) and returns a ``Source``; ``iter_chunks`` yields
+``LineChunk`` objects holding at most about ``chunk_bytes`` of text as a polars frame
+with columns ``line_no`` (1-based physical line number) and ``raw`` (decoded with
+replacement, trailing CR removed, lines longer than ``MAX_LINE_BYTES`` cut and flagged).
+gzip is decompressed transparently. The file size is fixed at open time: bytes appended
+while ingesting are not read (``Source.grew`` tells).
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import shutil
+import sys
+import tempfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+import polars as pl
+
+from ..errors import BadInputError
+
+CHUNK_BYTES = 32 * 1024 * 1024
+#: longer lines are stored cut to this many bytes, with lines.truncated = true
+MAX_LINE_BYTES = 64 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+_ANSI = r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07"
+
+
+@dataclass
+class Source:
+    path: str  # as given by the user ("-" for stdin)
+    display_name: str
+    real_path: Path  # file actually read (temp spool for stdin)
+    size: int  # bytes on disk at open time
+    sha256: str
+    compressed: bool
+    mtime: float
+    cleanup: bool = False
+    stats: dict = field(default_factory=lambda: {
+        "bad_bytes": 0, "nul_bytes": 0, "truncated_lines": 0, "crlf_lines": 0,
+    })
+    grew: bool = False
+
+    def close(self) -> None:
+        if self.cleanup:
+            try:
+                os.unlink(self.real_path)
+            except OSError:
+                pass
+
+
+@dataclass
+class LineChunk:
+    frame: pl.DataFrame  # line_no, raw, truncated
+    final: bool
+
+
+def _hash_and_size(path: Path, limit: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        remaining = limit
+        while remaining > 0:
+            block = fh.read(min(8 * 1024 * 1024, remaining))
+            if not block:
+                break
+            h.update(block)
+            remaining -= len(block)
+    return h.hexdigest()
+
+
+def _looks_binary(head: bytes) -> bool:
+    """A NUL-heavy or mostly undecodable head means an image, archive or random bytes."""
+    if not head:
+        return False
+    if head.count(b"\x00") > max(8, len(head) // 100):
+        return True
+    text = head.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    return bad > max(16, len(text) // 10)
+
+
+def open_source(path: str) -> Source:
+    """Validate and open one input; raise BadInputError with a one-line reason."""
+    if path == "-":
+        spool = tempfile.NamedTemporaryFile(prefix="logsleuth-stdin-", delete=False)
+        with spool:
+            shutil.copyfileobj(sys.stdin.buffer, spool)
+        real = Path(spool.name)
+        display, cleanup = "<stdin>", True
+    else:
+        real = Path(path)
+        display, cleanup = path, False
+        if not real.exists():
+            raise BadInputError(f"{path}: no such file")
+        if real.is_dir():
+            raise BadInputError(f"{path}: is a directory with no log files in it")
+        if not os.access(real, os.R_OK):
+            raise BadInputError(f"{path}: permission denied")
+    try:
+        st = real.stat()
+        with open(real, "rb") as fh:
+            magic = fh.read(2)
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read: {exc.strerror}") from None
+    size = st.st_size
+    if size == 0:
+        if cleanup:
+            os.unlink(real)
+        raise BadInputError(f"{display}: empty file, nothing to ingest")
+    compressed = magic == GZIP_MAGIC
+    head = _read_head(real, compressed, display)
+    if not head.strip():
+        raise BadInputError(f"{display}: empty file, nothing to ingest")
+    if _looks_binary(head):
+        raise BadInputError(f"{display}: binary data, not a text log",
+                            hint="logsleuth reads text logs, optionally gzip-compressed")
+    sha = _hash_and_size(real, size)
+    return Source(path=path, display_name=display, real_path=real, size=size, sha256=sha,
+                  compressed=compressed, mtime=st.st_mtime, cleanup=cleanup)
+
+
+def _read_head(real: Path, compressed: bool, display: str, n: int = 65536) -> bytes:
+    try:
+        if compressed:
+            with gzip.open(real, "rb") as fh:
+                return fh.read(n)
+        with open(real, "rb") as fh:
+            return fh.read(n)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise BadInputError(f"{display}: corrupt gzip data ({exc})") from None
+
+
+class _Limited(io.RawIOBase):
+    """Read at most ``limit`` bytes of a file: what was there when ingest started."""
+
+    def __init__(self, fh: BinaryIO, limit: int):
+        self._fh, self._left = fh, limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if self._left <= 0:
+            return 0
+        view = memoryview(b)[: self._left]
+        n = self._fh.readinto(view)
+        self._left -= n or 0
+        return n or 0
+
+
+def _byte_stream(src: Source) -> BinaryIO:
+    raw = open(src.real_path, "rb")
+    if src.compressed:
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return io.BufferedReader(_Limited(raw, src.size), buffer_size=1 << 20)  # type: ignore[arg-type]
+
+
+def _lines_frame(text: str, first_line_no: int, cut_flags: list[int]) -> pl.DataFrame:
+    """Split decoded text into physical lines in Rust (no Python loop over lines)."""
+    s = pl.Series("raw", [text], dtype=pl.Utf8).str.split("\n").explode()
+    frame = pl.DataFrame({"raw": s}).with_row_index("line_no", offset=first_line_no)
+    frame = frame.with_columns(pl.col("line_no").cast(pl.Int64))
+    truncated = pl.col("raw").str.len_bytes() > MAX_LINE_BYTES
+    if cut_flags:
+        truncated = truncated | pl.col("line_no").is_in(cut_flags)
+    return frame.with_columns(
+        pl.when(pl.col("raw").str.len_bytes() > MAX_LINE_BYTES)
+        .then(pl.col("raw").str.slice(0, MAX_LINE_BYTES))
+        .otherwise(pl.col("raw")).alias("raw"),
+        truncated.alias("truncated"),
+    )
+
+
+def _decode(block: bytes, src: Source) -> str:
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError:
+        text = block.decode("utf-8", errors="replace")
+        src.stats["bad_bytes"] += text.count("\ufffd")
+    if "\x00" in text:
+        src.stats["nul_bytes"] += text.count("\x00")
+        text = text.replace("\x00", "\ufffd")
+    return text
+
+
+def iter_chunks(src: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk]:
+    """Yield chunks of whole lines. A line longer than a chunk is cut (bounded memory)."""
+    line_no = 1
+    pending = b""
+    cut_pending = False  # we are skipping the rest of an over-long line
+    try:
+        with _byte_stream(src) as stream:
+            while True:
+                block = stream.read(chunk_bytes)
+                eof = not block
+                if cut_pending:
+                    nl = block.find(b"\n")
+                    if nl < 0 and not eof:
+                        continue  # still inside the over-long line: drop the bytes
+                    block = block[nl + 1:] if nl >= 0 else b""
+                    cut_pending = False
+                buf = pending + block
+                cut_flags: list[int] = []
+                if eof:
+                    if buf.endswith(b"\n"):
+                        buf = buf[:-1]
+                    if not buf and line_no > 1:
+                        return
+                    frame = _lines_frame(_decode(buf, src), line_no, cut_flags)
+                    yield LineChunk(_post(frame, src), final=True)
+                    return
+                nl = buf.rfind(b"\n")
+                if nl < 0:
+                    if len(buf) >= chunk_bytes:
+                        # one line longer than a whole chunk: keep its head, skip the rest
+                        head = buf[:MAX_LINE_BYTES]
+                        frame = _lines_frame(_decode(head, src), line_no, [line_no])
+                        line_no += 1
+                        pending, cut_pending = b"", True
+                        yield LineChunk(_post(frame, src), final=False)
+                    else:
+                        pending = buf
+                    continue
+                text_part, pending = buf[:nl], buf[nl + 1:]
+                frame = _lines_frame(_decode(text_part, src), line_no, cut_flags)
+                line_no += frame.height
+                yield LineChunk(_post(frame, src), final=False)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise BadInputError(f"{src.display_name}: corrupt or truncated data ({exc})") from None
+
+
+def _post(frame: pl.DataFrame, src: Source) -> pl.DataFrame:
+    """Drop trailing CR (CRLF files, vLLM multi-line records) and count what was cut."""
+    crlf = frame.select(pl.col("raw").str.ends_with("\r").sum()).item()
+    src.stats["crlf_lines"] += int(crlf or 0)
+    src.stats["truncated_lines"] += int(frame.select(pl.col("truncated").sum()).item() or 0)
+    return frame.with_columns(pl.col("raw").str.strip_suffix("\r"))
+
+
+def strip_ansi(expr: pl.Expr) -> pl.Expr:
+    return expr.str.replace_all(_ANSI, "")
+
+
+def check_growth(src: Source) -> None:
+    try:
+        src.grew = (not src.cleanup) and src.real_path.stat().st_size > src.size
+    except OSError:
+        pass

@@ -1,0 +1,460 @@
+"""Derive per-run facts after a source's lines are stored.
+
+Contract: ``finalize_source`` (called inside the ingest transaction) merges the lines
+before the first launch into the first run (unless they hold activity of their own, a
+tail of an earlier launch), mines templates for unclaimed lines, normalises speculative
+metrics, marks the primary rank of stats lines, stores environment-report facts, and
+writes one ``runs`` row per run: configuration, startup phase times, GPU context and
+how the run ended (``served``, ``ready_idle``, ``crashed``, ``killed``,
+``startup_failed``, ``truncated``) with the line of the cause. Work is per run or per
+source in SQL; Python only touches a few aggregated values per run.
+"""
+from __future__ import annotations
+
+from .store import fetch_one
+
+import json
+import statistics
+from collections import Counter
+from pathlib import Path
+
+import polars as pl
+
+from . import hardware
+from .store import fetch_frame
+from .templates import mine_templates
+
+RUN_TABLES = ["lines", "config", "events", "decode_stats", "prefill_stats", "spec_stats", "errors",
+              "bench_results"]
+
+#: vLLM / SGLang backend spellings -> one canonical name
+BACKEND_ALIASES = {
+    "flash attention": "FLASH_ATTN", "flashattention": "FLASH_ATTN", "flash_attn": "FLASH_ATTN",
+    "flashinfer": "FLASHINFER", "xformers": "XFORMERS", "triton mla": "TRITON_MLA",
+    "flashmla": "FLASHMLA", "triton": "TRITON_ATTN", "flexattention": "FLEX_ATTENTION",
+    "cutlass mla": "CUTLASS_MLA", "flashinfer mla": "FLASHINFER_MLA",
+    "flashattention mla": "FLASH_ATTN_MLA", "sparse mla": "SPARSE_MLA",
+    "rocmflashattention": "ROCM_FLASH", "torch sdpa": "TORCH_SDPA",
+}
+
+_HINT_LIKE = ["%device_name=%", "%sm_1%", "%arch=sm%", "%total capacity of%", "%gfx%", "%NVIDIA %",
+              "%Radeon%", "%GeForce%", "%amdsmi%", "%ROCm%", "%Tesla %", "%RTX%"]
+_KILL_LIKE = ["%Killed%", "%SIGKILL%", "%exit code: -9%", "%exit code -9%", "%exit code 137%",
+              "%Out of memory: Killed process%", "%signal 9%", "%Terminated%"]
+
+
+def _q(con, sql, params=()):
+    return con.execute(sql, list(params)).fetchall()
+
+
+def _one(con, sql, params=()):
+    row = fetch_one(con.execute(sql, list(params)))
+    return row[0] if row else None
+
+
+def finalize_source(con, source_id, det, src, tstate, base_run, opts, head) -> list[int]:
+    n_lines = _one(con, "SELECT count(*) FROM lines WHERE source_id = ?", [source_id])
+    con.execute(
+        "UPDATE sources SET n_lines = ?, year_basis = ?, bad_bytes = ?, nul_bytes = ?, truncated_lines = ?,"
+        " crlf_lines = ?, grew_during_ingest = ? WHERE source_id = ?",
+        [n_lines, tstate.basis or None, src.stats["bad_bytes"], src.stats["nul_bytes"],
+         src.stats["truncated_lines"], src.stats["crlf_lines"], src.grew, source_id])
+    _mine_templates(con, source_id)
+    if det.kind == "env_report":
+        _store_env_report(con, source_id, src)
+        for t in RUN_TABLES:
+            con.execute(f"UPDATE {t} SET run_id = NULL WHERE source_id = ?", [source_id])
+        refresh_gpu_for_directory(con, src.display_name, opts.gpu)
+        return []
+    run_ids = [r[0] for r in _q(con, "SELECT DISTINCT run_id FROM lines WHERE source_id = ? ORDER BY 1",
+                                [source_id])]
+    if base_run in run_ids and len(run_ids) > 1 and not _has_activity(con, source_id, base_run):
+        for t in RUN_TABLES:
+            con.execute(f"UPDATE {t} SET run_id = ? WHERE source_id = ? AND run_id = ?",
+                        [base_run + 1, source_id, base_run])
+        run_ids.remove(base_run)
+    era = _sglang_era(con, source_id) if det.engine == "sglang" else None
+    for ordinal, run_id in enumerate(run_ids, start=1):
+        _mark_primary(con, run_id)
+        _derive_run(con, source_id, run_id, ordinal, det, era, opts)
+    return run_ids
+
+
+def _has_activity(con, source_id, run_id) -> bool:
+    n = _one(con, """SELECT (SELECT count(*) FROM decode_stats WHERE source_id=$1 AND run_id=$2)
+                          + (SELECT count(*) FROM prefill_stats WHERE source_id=$1 AND run_id=$2)
+                          + (SELECT count(*) FROM bench_results WHERE source_id=$1 AND run_id=$2)
+                          + (SELECT count(*) FROM errors WHERE source_id=$1 AND run_id=$2 AND fatal)
+                          + (SELECT count(*) FROM events WHERE source_id=$1 AND run_id=$2
+                             AND kind IN ('server_ready', 'app_startup_complete', 'cuda_graph_end',
+                                          'weights_loaded'))""", [source_id, run_id])
+    return bool(n)
+
+
+def _mine_templates(con, source_id) -> None:
+    frame = fetch_frame(con, "SELECT line_no, raw FROM lines WHERE source_id = ? AND kind = 'unparsed' ORDER BY line_no",
+                        [source_id])
+    if frame.height == 0:
+        return
+    idx, templates = mine_templates(frame["raw"])
+    base = int(_one(con, "SELECT coalesce(max(template_id), 0) FROM templates") or 0)
+    examples = frame["line_no"].gather(templates["example_row"])
+    tpl = templates.select(
+        (pl.col("template_index").cast(pl.Int64) + base + 1).alias("template_id"),
+        pl.lit(source_id, dtype=pl.Int32).alias("source_id"), "template",
+        pl.col("n_lines").cast(pl.Int64), examples.alias("example_line_no"))
+    con.register("_tpl", tpl.to_arrow())
+    con.execute("INSERT INTO templates SELECT template_id, source_id, template, n_lines, example_line_no FROM _tpl")
+    con.unregister("_tpl")
+    assign = frame.select("line_no").with_columns((idx.cast(pl.Int64) + base + 1).alias("template_id"))
+    con.register("_asg", assign.to_arrow())
+    con.execute("UPDATE lines SET template_id = _asg.template_id FROM _asg "
+                "WHERE lines.source_id = ? AND lines.line_no = _asg.line_no", [source_id])
+    con.unregister("_asg")
+
+
+def _store_env_report(con, source_id, src) -> None:
+    text = src.real_path.read_bytes()[: 4 * 1024 * 1024]
+    if src.compressed:
+        import gzip
+
+        text = gzip.decompress(src.real_path.read_bytes())[: 4 * 1024 * 1024]
+    facts = hardware.parse_env_report(text.decode("utf-8", "replace"))
+    con.execute(
+        "INSERT INTO env_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [source_id, facts.kind, facts.vendor, facts.gpu_name, facts.gpu_count, facts.compute_capability,
+         facts.sm, facts.memory_gib, facts.interconnect, facts.driver_version, facts.cuda_version,
+         facts.torch_version, facts.torch_cuda, facts.nccl_version, json.dumps(facts.engine_versions),
+         json.dumps(facts.env)])
+    con.execute("UPDATE sources SET engine = 'env' WHERE source_id = ?", [source_id])
+
+
+def _mark_primary(con, run_id) -> None:
+    for t in ("decode_stats", "prefill_stats"):
+        con.execute(f"""UPDATE {t} SET primary_rank = (coalesce(tp_rank, -1) =
+                        (SELECT min(coalesce(tp_rank, -1)) FROM {t} WHERE run_id = $1)
+                        AND coalesce(dp_rank, -1) = (SELECT min(coalesce(dp_rank, -1)) FROM {t} WHERE run_id = $1))
+                        WHERE run_id = $1""", [run_id])
+
+
+def _sglang_era(con, source_id) -> str | None:
+    probes = [
+        ("≥mid-2026", "%Capture target decode CUDA graph%"),
+        ("≥2026-04 (v0.5.11+)", "%#pending-token%"),
+        ("≥2026-01", "%Load weight end. elapsed=%"),
+        ("v0.5.4", "%Decode batch [%"),
+        ("v0.5.4.post1–2026", "%Decode batch, #running-req%"),
+        ("v0.4.6.post4–v0.5.3", "%Decode batch. #running-req%cuda graph:%"),
+        ("v0.3.4–v0.4.6", "%Decode batch. #running-req%"),
+        ("v0.1.17–v0.2.13", "%[gpu%Decode batch%"),
+    ]
+    sel = ", ".join(f"count(*) FILTER (WHERE raw LIKE '{like}')" for _, like in probes)
+    counts = fetch_one(con.execute(f"SELECT {sel} FROM lines WHERE source_id = ?", [source_id]))
+    hms = _one(con, "SELECT count(*) FROM lines WHERE source_id = ? AND regexp_matches(raw, '^\\[\\d\\d:\\d\\d:\\d\\d TP')",
+               [source_id])
+    if hms:
+        return "v0.2.14–v0.3.3"
+    for (name, _), n in zip(probes, counts):
+        if n:
+            return name
+    return None
+
+
+def _config(con, run_id) -> dict:
+    rows = _q(con, "SELECT key, value, origin FROM config WHERE run_id = ? ORDER BY line_no", [run_id])
+    out: dict = {}
+    for k, v, origin in rows:
+        out[k] = v
+        out[f"{origin}:{k}"] = v
+    return out
+
+
+def _int(v):
+    try:
+        return int(float(v)) if v not in (None, "", "None") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _truthy(v) -> bool | None:
+    if v is None:
+        return None
+    return str(v).strip().lower() in ("true", "1", "yes")
+
+
+def _events(con, run_id, kind, cols="line_no, ts, value, text, attrs, tp_rank"):
+    return _q(con, f"SELECT {cols} FROM events WHERE run_id = ? AND kind = ? ORDER BY line_no", [run_id, kind])
+
+
+def _derive_run(con, source_id, run_id, ordinal, det, era, opts) -> None:
+    cfg = _config(con, run_id)
+    engine = det.engine if det.kind == "server_log" else det.kind
+    first_line, last_line = fetch_one(con.execute(
+        "SELECT min(line_no), max(line_no) FROM lines WHERE run_id = ?", [run_id]))
+    started_at, ended_at = fetch_one(con.execute("""
+        SELECT min(ts), max(ts) FROM (
+          SELECT ts FROM events WHERE run_id = $1 UNION ALL SELECT ts FROM decode_stats WHERE run_id = $1
+          UNION ALL SELECT ts FROM prefill_stats WHERE run_id = $1 UNION ALL SELECT ts FROM errors WHERE run_id = $1
+          UNION ALL SELECT ts FROM spec_stats WHERE run_id = $1)""", [run_id]))
+    r: dict = {"run_id": run_id, "source_id": source_id, "ordinal": ordinal, "engine": engine,
+               "first_line": first_line, "last_line": last_line, "started_at": started_at,
+               "ended_at": ended_at, "label": opts.label}
+    g = cfg.get
+    banner = _events(con, run_id, "version_banner")
+    r["engine_version"] = (banner[0][3] if banner else None) or g("engine_version")
+    if engine == "vllm" and r["engine_version"]:
+        r["engine_version"] = r["engine_version"].split("+")[0]
+    r["format_era"] = era if engine == "sglang" else _vllm_era(con, run_id, r["engine_version"])
+    logo_model = _events(con, run_id, "banner_model")
+    r["model"] = (g("served_model_name") if engine == "sglang" and g("served_model_name") not in (None, "None")
+                  else None) or g("model_path") or g("cli_args:model") or g("model_tag") or \
+        (logo_model[0][3] if logo_model else None) or g("engine_config:model") or g("model")
+    arch = _events(con, run_id, "weights_loaded") if engine == "sglang" else _events(con, run_id, "model_arch")
+    r["model_arch"] = next((a[3] for a in arch if a[3]), None)
+    r["quantization"] = g("quantization") if g("quantization") not in ("None",) else None
+    r["kv_cache_dtype"] = g("kv_cache_dtype")
+    r["tp_size"] = _int(g("tp_size") or g("tensor_parallel_size")) or (1 if cfg else None)
+    r["dp_size"] = _int(g("dp_size") or g("data_parallel_size")) or (1 if cfg else None)
+    r["pp_size"] = _int(g("pp_size") or g("pipeline_parallel_size")) or (1 if cfg else None)
+    r["ep_size"] = _int(g("ep_size") or g("expert_parallel_size"))
+    _attention(con, run_id, cfg, r)
+    _speculative(cfg, r, engine)
+    _graphs_and_limits(con, run_id, cfg, r, engine)
+    _startup_times(con, run_id, r, engine)
+    _end_state(con, run_id, r)
+    _normalise_spec(con, run_id, r, engine, cfg)
+    _gpu(con, run_id, source_id, r, opts.gpu)
+    cols = list(r)
+    con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
+                [r[c] for c in cols])
+
+
+def _vllm_era(con, run_id, version) -> str | None:
+    v1 = _one(con, "SELECT count(*) FROM config WHERE run_id = ? AND key = 'engine_version'", [run_id])
+    text = _one(con, "SELECT any_value(raw) FROM lines WHERE run_id = ? AND pattern = 'vllm_engine_config'", [run_id])
+    engine = None
+    if text:
+        engine = "V1" if "V1 LLM engine" in text else ("V0" if "V0 LLM engine" in text else None)
+    if engine is None:
+        swapped = _one(con, "SELECT count(*) FROM decode_stats WHERE run_id = ? AND swapped_reqs IS NOT NULL", [run_id])
+        v1stats = _one(con, "SELECT count(*) FROM decode_stats WHERE run_id = ? AND engine_idx IS NOT NULL", [run_id])
+        engine = "V0" if swapped else ("V1" if v1stats else None)
+    del v1
+    parts = [p for p in (f"v{version}" if version else None, engine) if p]
+    return " ".join(parts) or None
+
+
+def _attention(con, run_id, cfg, r) -> None:
+    chosen = [e[3] for e in _events(con, run_id, "attention_backend") if e[3]]
+    default = [e[3] for e in _events(con, run_id, "attention_backend_default") if e[3]]
+    cfg_backend = cfg.get("attention_backend")
+    if chosen:
+        name, how = Counter(chosen).most_common(1)[0][0], "selected (logged)"
+    elif default:
+        name, how = default[0], "default (logged)"
+    elif cfg_backend not in (None, "None"):
+        explicit = cfg_backend
+        name, how = explicit, "server_args"
+    else:
+        name, how = None, None
+    if name:
+        name = BACKEND_ALIASES.get(name.lower(), name)
+    r["attention_backend"], r["attention_backend_how"] = name, how
+
+
+def _speculative(cfg, r, engine) -> None:
+    g = cfg.get
+    if engine == "sglang":
+        method = g("speculative_algorithm")
+        r["spec_method"] = method if method not in (None, "None") else None
+        r["num_spec_tokens"] = _int(g("speculative_num_draft_tokens")) if r["spec_method"] else None
+        r["spec_draft_model"] = g("speculative_draft_model_path") if r["spec_method"] else None
+    else:
+        method = g("speculative_config.method") or g("cli_args:speculative_config.method")
+        model = g("speculative_config.model") or g("speculative_config.draft_model") or g("speculative_model")
+        k = _int(g("speculative_config.num_speculative_tokens") or g("speculative_config.num_spec_tokens")
+                 or g("num_speculative_tokens"))
+        if not method and model:
+            method = "draft_model"
+        r["spec_method"] = method if method not in (None, "None") else None
+        r["num_spec_tokens"] = k if r["spec_method"] else None
+        r["spec_draft_model"] = model if model not in (None, "None") else None
+
+
+def _graphs_and_limits(con, run_id, cfg, r, engine) -> None:
+    g = cfg.get
+    limits = _events(con, run_id, "limits")
+    lim = json.loads(limits[0][4]) if limits and limits[0][4] else {}
+    if engine == "sglang":
+        disabled = _truthy(g("disable_cuda_graph"))
+        r["cuda_graph"] = (not disabled) if disabled is not None else None
+        bs = _events(con, run_id, "cuda_graph_bs")
+        r["cuda_graph_max_bs"] = (int(bs[0][2]) if bs and bs[0][2] is not None else None) or \
+            _int(g("cuda_graph_max_bs_decode") or g("cuda_graph_max_bs"))
+        r["max_running_requests"] = _int(lim.get("max_running_requests")) or _int(g("max_running_requests"))
+        r["context_len"] = _int(lim.get("context_len")) or _int(g("context_length"))
+        kv = limits[0][2] if limits else None
+        if kv is None:
+            alloc = _events(con, run_id, "kv_cache_allocated")
+            kv = alloc[0][2] if alloc else None
+        r["kv_cache_tokens"] = _int(kv)
+    else:
+        eager = _truthy(g("enforce_eager"))
+        eager_ev = _one(con, "SELECT count(*) FROM events WHERE run_id = ? AND kind IN ('enforce_eager', 'cuda_graph_disabled_eager')", [run_id])
+        r["cuda_graph"] = False if (eager or eager_ev) else (True if (cfg or eager is not None) else None)
+        r["max_running_requests"] = _int(g("max_num_seqs"))
+        mml = _events(con, run_id, "max_model_len")
+        r["context_len"] = _int(mml[0][2]) if mml else _int(g("max_model_len") or g("max_seq_len"))
+        kv = _events(con, run_id, "kv_cache_tokens")
+        if kv:
+            r["kv_cache_tokens"] = _int(kv[0][2])
+        else:
+            blocks = _events(con, run_id, "kv_blocks")
+            bsz = _int(g("block_size")) or 16
+            r["kv_cache_tokens"] = _int(blocks[0][2]) * bsz if blocks and blocks[0][2] else None
+        truncated = _events(con, run_id, "cudagraph_truncated")
+        r["cuda_graph_max_bs"] = _int(truncated[0][2]) if truncated else None
+
+
+def _secs(a, b):
+    if a is None or b is None:
+        return None
+    return round((b - a).total_seconds(), 3)
+
+
+def _startup_times(con, run_id, r, engine) -> None:
+    if engine == "sglang":
+        loaded = _events(con, run_id, "weights_loaded")
+        elapsed = [json.loads(e[4]).get("elapsed_s") for e in loaded if e[4]]
+        elapsed = [float(x) for x in elapsed if x is not None]
+        if elapsed:
+            r["weight_load_s"] = max(elapsed)
+        else:
+            row = fetch_one(con.execute("""
+                WITH b AS (SELECT coalesce(tp_rank, -1) AS rk, min(ts) AS t FROM events
+                           WHERE run_id = $1 AND kind = 'weights_begin' GROUP BY 1),
+                     e AS (SELECT coalesce(tp_rank, -1) AS rk, min(ts) AS t FROM events
+                           WHERE run_id = $1 AND kind = 'weights_loaded' GROUP BY 1)
+                SELECT max(epoch(e.t) - epoch(b.t)) FROM b JOIN e USING (rk) WHERE e.t >= b.t""", [run_id]))
+            r["weight_load_s"] = round(row[0], 3) if row and row[0] is not None else None
+        cap = _one(con, """SELECT max(value) FROM events WHERE run_id = ? AND kind = 'cuda_graph_end'""", [run_id])
+        r["cuda_graph_capture_s"] = cap
+        ready = _events(con, run_id, "server_ready")
+    else:
+        took = _one(con, "SELECT max(value) FROM events WHERE run_id = ? AND kind = 'weights_loaded'", [run_id])
+        took = took if took is not None else _one(
+            con, "SELECT max(value) FROM events WHERE run_id = ? AND kind = 'weights_load_time'", [run_id])
+        r["weight_load_s"] = took
+        r["cuda_graph_capture_s"] = _one(con, "SELECT max(value) FROM events WHERE run_id = ? AND kind = 'cuda_graph_end'", [run_id])
+        ready = _events(con, run_id, "app_startup_complete") or _events(con, run_id, "api_server_start")
+    r["ready"] = bool(ready)
+    r["ready_line"] = ready[0][0] if ready else None
+    r["time_to_ready_s"] = _secs(r["started_at"], ready[0][1]) if ready else None
+
+
+def _end_state(con, run_id, r) -> None:
+    shutdown = _one(con, "SELECT min(line_no) FROM events WHERE run_id = ? AND kind = 'shutdown'", [run_id])
+    fatal = fetch_one(con.execute("""SELECT line_no, kind, message FROM errors WHERE run_id = ? AND fatal
+                           AND (? IS NULL OR line_no < ?) ORDER BY line_no LIMIT 1""",
+                        [run_id, shutdown, shutdown]))
+    ready_line = r["ready_line"]
+    traffic = _one(con, """SELECT (SELECT count(*) FROM decode_stats WHERE run_id = $1 AND line_no > coalesce($2, 0)
+                                   AND (coalesce(gen_tok_s, 0) > 0 OR coalesce(running_reqs, 0) > 0))
+                                + (SELECT count(*) FROM prefill_stats WHERE run_id = $1 AND line_no > coalesce($2, 0))
+                                + (SELECT count(*) FROM events WHERE run_id = $1 AND kind = 'http_access'
+                                   AND line_no > coalesce($2, 0) AND text LIKE 'POST %')""",
+                   [run_id, ready_line])
+    kill_sql = " OR ".join("raw LIKE ?" for _ in _KILL_LIKE)
+    killed = _one(con, f"""SELECT min(line_no) FROM (SELECT line_no, raw FROM lines WHERE run_id = ?
+                          ORDER BY line_no DESC LIMIT 30) WHERE {kill_sql}""", [run_id, *_KILL_LIKE])
+    if fatal:
+        state = "crashed" if ready_line and fatal[0] > ready_line else "startup_failed"
+        r["end_line"], r["end_reason"] = fatal[0], f"{fatal[1]}: {fatal[2]}"[:500]
+    elif killed:
+        state, r["end_line"], r["end_reason"] = "killed", killed, "process killed (no error line)"
+    elif ready_line:
+        state = "served" if traffic else "ready_idle"
+        r["end_line"] = shutdown or r["last_line"]
+        r["end_reason"] = "planned shutdown" if shutdown else "log ends while serving"
+    elif r["engine"] in ("bench",):
+        state, r["end_line"], r["end_reason"] = None, r["last_line"], None
+    else:
+        state, r["end_line"] = "truncated", r["last_line"]
+        r["end_reason"] = "log ends before the server was ready (no error line)"
+    r["end_state"] = state
+
+
+def _normalise_spec(con, run_id, r, engine, cfg) -> None:
+    k = r.get("num_spec_tokens")
+    if engine == "sglang":
+        con.execute("""INSERT INTO spec_stats (source_id, line_no, run_id, ts, rank, tp_rank, dp_rank, origin,
+                         accept_len, raw_accept_len, raw_rate, draft_accept_rate, num_spec_tokens, cumulative, definition)
+                       SELECT source_id, line_no, run_id, ts, rank, tp_rank, dp_rank, 'sglang_decode', accept_len,
+                         accept_len, accept_rate,
+                         CASE WHEN $2 > 1 THEN greatest(0, (accept_len - 1) / ($2 - 1)) END, $2, false,
+                         'accept_len = (accepted drafts + 1 bonus) / verify steps, as printed; '
+                         || 'draft_accept_rate = (accept_len - 1) / (num_draft_tokens - 1)'
+                       FROM decode_stats WHERE run_id = $1 AND accept_len IS NOT NULL AND primary_rank""",
+                    [run_id, k])
+        return
+    version = r.get("engine_version") or ""
+    no_bonus = version.startswith("0.8.5")
+    con.execute("""UPDATE spec_stats SET
+          num_spec_tokens = coalesce(num_spec_tokens, $2),
+          accept_len = CASE
+            WHEN origin = 'vllm_v0' THEN 1 + coalesce(num_spec_tokens, $2) * (accepted_tokens::DOUBLE / nullif(drafted_tokens, 0))
+            WHEN raw_accept_len IS NOT NULL THEN raw_accept_len + (CASE WHEN $3 THEN 1 ELSE 0 END)
+            WHEN raw_rate IS NOT NULL AND $2 IS NOT NULL THEN 1 + $2 * raw_rate END,
+          draft_accept_rate = CASE WHEN origin = 'vllm_v0' THEN accepted_tokens::DOUBLE / nullif(drafted_tokens, 0)
+                                   ELSE coalesce(raw_rate, accepted_tokens::DOUBLE / nullif(drafted_tokens, 0)) END,
+          definition = CASE WHEN origin = 'vllm_v0'
+              THEN 'cumulative since start: accept_len = 1 + k * accepted/drafted'
+              WHEN $3 THEN 'vLLM 0.8.5 prints accepted/drafts without the bonus token; +1 added'
+              WHEN raw_accept_len IS NOT NULL THEN 'vLLM mean acceptance length (1 bonus + accepted per draft)'
+              ELSE 'derived: 1 + k * draft acceptance rate' END
+        WHERE run_id = $1""", [run_id, k, no_bonus])
+    con.execute("""UPDATE spec_stats SET num_drafts = CASE WHEN accept_len > 1
+                     THEN round(accepted_tokens / (accept_len - 1)) END WHERE run_id = ? AND num_drafts IS NULL""",
+                [run_id])
+
+
+def _gpu(con, run_id, source_id, r, explicit) -> None:
+    path = _one(con, "SELECT path FROM sources WHERE source_id = ?", [source_id]) or ""
+    facts = _env_facts_near(con, path)
+    like = " OR ".join("raw LIKE ?" for _ in _HINT_LIKE)
+    rows = _q(con, f"SELECT raw FROM lines WHERE run_id = ? AND ({like}) ORDER BY line_no LIMIT 3000",
+              [run_id, *_HINT_LIKE])
+    hints = hardware.gpu_hints_from_text([x[0] for x in rows])
+    ctx = hardware.resolve_gpu(explicit, facts, hints)
+    r.update({"gpu_name": ctx.name, "gpu_count": ctx.count, "gpu_cc": ctx.cc, "gpu_sm": ctx.sm,
+              "gpu_vendor": ctx.vendor, "gpu_memory_gib": ctx.memory_gib, "gpu_interconnect": ctx.interconnect,
+              "gpu_source": ctx.source})
+
+
+def _env_facts_near(con, path: str) -> list:
+    folder = str(Path(path).parent)
+    rows = _q(con, """SELECT e.kind, e.vendor, e.gpu_name, e.gpu_count, e.gpu_cc, e.gpu_sm, e.gpu_memory_gib,
+                             e.interconnect, e.torch_cuda, e.nccl_version, e.env, s.path
+                      FROM env_reports e JOIN sources s USING (source_id) ORDER BY s.source_id""")
+    out = []
+    for row in rows:
+        if str(Path(row[11]).parent) != folder:
+            continue
+        out.append(hardware.EnvFacts(kind=row[0], vendor=row[1], gpu_name=row[2], gpu_count=row[3],
+                                     compute_capability=row[4], sm=row[5], memory_gib=row[6],
+                                     interconnect=row[7], torch_cuda=row[8], nccl_version=row[9],
+                                     env=json.loads(row[10] or "{}")))
+    return out
+
+
+def refresh_gpu_for_directory(con, report_path: str, explicit) -> None:
+    """An environment report arrived: recompute the GPU context of runs from its folder."""
+    folder = str(Path(report_path).parent)
+    for run_id, source_id, path in _q(con, "SELECT r.run_id, r.source_id, s.path FROM runs r JOIN sources s USING (source_id)"):
+        if str(Path(path).parent) != folder:
+            continue
+        r: dict = {}
+        _gpu(con, run_id, source_id, r, explicit)
+        sets = ", ".join(f"{k} = ?" for k in r)
+        con.execute(f"UPDATE runs SET {sets} WHERE run_id = ?", [*r.values(), run_id])
+    _ = statistics  # (kept for summary helpers)
