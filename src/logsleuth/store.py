@@ -138,7 +138,11 @@ def fetch_frame(con, sql: str, params=None):
         fn = getattr(cur, name, None)
         if fn is None:
             continue
-        out = fn()
+        import warnings
+
+        with warnings.catch_warnings():  # duckdb 2 warns about a copy; results here are small
+            warnings.simplefilter("ignore")
+            out = fn()
         return out if isinstance(out, pl.DataFrame) else pl.from_arrow(out)
     raise RuntimeError("duckdb result cannot be converted to polars")
 

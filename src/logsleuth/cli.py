@@ -1,0 +1,283 @@
+"""Command-line interface: parse arguments, call the library, render.
+
+Contract: every command opens the database, makes library calls and renders; results go
+to stdout, progress and errors to stderr. A ``LogsleuthError`` becomes one line
+``Error: ...`` and its exit code (README "Exit codes"); without ``--debug`` no traceback
+reaches the user. Heavy modules (polars, duckdb) are imported inside commands so that
+``logsleuth --help`` stays fast.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import typer
+
+from .errors import ExitCode, LogsleuthError, UsageError
+
+app = typer.Typer(
+    name="logsleuth", no_args_is_help=True, add_completion=False,
+    pretty_exceptions_enable=False, pretty_exceptions_show_locals=False,
+    help="Forensics for SGLang and vLLM inference-server logs: ingest into DuckDB, diagnose, compare.",
+)
+formats_app = typer.Typer(help="Inspect and check the log grammars (parsers/*.toml).", no_args_is_help=True)
+app.add_typer(formats_app, name="formats")
+
+
+class _State:
+    db: str | None = None
+    debug: bool = False
+
+
+state = _State()
+
+
+def _err(msg: str) -> None:
+    sys.stderr.write(f"Error: {msg}\n")
+
+
+def _note(msg: str) -> None:
+    sys.stderr.write(f"{msg}\n")
+
+
+def _db(read_only: bool = False, create: bool = True):
+    from .store import open_db
+
+    return open_db(state.db, read_only=read_only, create=create,
+                   on_wait=lambda s: _note(f"database is locked by another process; waiting up to {s:.0f} s ..."))
+
+
+@app.callback()
+def main_options(
+    db: Optional[str] = typer.Option(None, "--db", envvar="LOGSLEUTH_DB",
+                                     help="DuckDB database file (default ./logsleuth.duckdb)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for internal errors."),
+):
+    state.db = db
+    state.debug = debug
+
+
+def _ingest_paths(con, paths: List[str], label, replace, gpu, year, keep_prompts, quiet=False) -> list:
+    from .api import expand_paths
+    from .ingest import IngestOptions, ingest_source
+
+    results = []
+    files = expand_paths(paths)
+    show_bar = sys.stderr.isatty() and not quiet
+    for p in files:
+        progress = None
+        bar = None
+        if show_bar:
+            from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+            bar = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                           TimeRemainingColumn(), transient=True)
+            task = bar.add_task(os.path.basename(p)[:40], total=None)
+            bar.start()
+
+            def progress(done, total, _bar=bar, _task=task):
+                _bar.update(_task, completed=done, total=total)
+        opts = IngestOptions(label=label, replace=replace, gpu=gpu, year=year, keep_prompts=keep_prompts,
+                             progress=progress)
+        try:
+            res = ingest_source(con, p, opts)
+        finally:
+            if bar:
+                bar.stop()
+        for n in res.notes:
+            _note(f"{p}: {n}")
+        if res.status == "skipped" and not quiet:
+            _note(f"{p}: already ingested (source {res.source_id}), skipped; --replace re-ingests")
+        results.append(res)
+    return results
+
+
+@app.command()
+def ingest(
+    paths: List[str] = typer.Argument(..., help="Files, globs, directories, .gz, or - for stdin."),
+    label: Optional[str] = typer.Option(None, "--label", help="Label for the runs of these files."),
+    replace: bool = typer.Option(False, "--replace", help="Re-ingest files already in the database."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help='GPU of these runs, e.g. "RTX PRO 6000" or "8xH100".'),
+    year: Optional[int] = typer.Option(None, "--year", help="Year for vLLM timestamps (they print none)."),
+    keep_prompts: bool = typer.Option(False, "--keep-prompts", help="Store request prompts unredacted."),
+    fmt: str = typer.Option("table", "--format", help="table | json"),
+):
+    """Ingest logs: detect engine and era, split into runs, parse every line, print a summary."""
+    from .api import query
+    from .render import console, frame_rows, run_summary_panel
+
+    con = _db()
+    try:
+        results = _ingest_paths(con, paths, label, replace, gpu, year, keep_prompts)
+        run_ids = [r for res in results for r in res.run_ids]
+        if fmt == "json":
+            import json
+
+            rows = frame_rows(query(con, "SELECT * FROM run_summary WHERE list_contains(?, run_id) ORDER BY run_id",
+                                    [run_ids])) if run_ids else []
+            out = [{"path": r.path, "status": r.status, "source_id": r.source_id, "kind": r.kind,
+                    "engine": r.engine, "lines": r.n_lines, "notes": r.notes,
+                    "runs": [x for x in rows if x["source_id"] == r.source_id]} for r in results]
+            sys.stdout.write(json.dumps(out, indent=2, default=str) + "\n")
+            return
+        c = console()
+        for res in results:
+            c.print(f"[bold]{res.path}[/]: {res.status}, {res.kind} ({res.engine}), {res.n_lines} lines, "
+                    f"{len(res.run_ids)} run(s)")
+        if run_ids:
+            frame = query(con, """SELECT s.*, r.first_line, r.last_line, r.attention_backend_how,
+                                         r.gpu_source, r.end_reason, r.end_line
+                                  FROM run_summary s JOIN runs r USING (run_id)
+                                  WHERE list_contains(?, run_id) ORDER BY run_id""", [run_ids])
+            for row in frame_rows(frame):
+                c.print(run_summary_panel(row))
+    finally:
+        con.close()
+
+
+@app.command()
+def runs(fmt: str = typer.Option("table", "--format", help="table | csv | json | markdown")):
+    """List the runs (server launches) in the database."""
+    from .api import query
+    from .render import write_frame
+
+    con = _db(read_only=True)
+    try:
+        frame = query(con, """SELECT r.run_id, s.name AS source, r.label, r.engine,
+                                     coalesce(r.engine_version, r.format_era) AS version, r.model, r.tp_size AS tp,
+                                     r.attention_backend AS attention, r.spec_method AS spec,
+                                     r.gpu_name AS gpu, r.gpu_source, r.end_state
+                              FROM runs r JOIN sources s USING (source_id) ORDER BY r.run_id""")
+        write_frame(frame, fmt, title="runs")
+    finally:
+        con.close()
+
+
+@app.command()
+def show(run: int = typer.Argument(..., help="Run id (see `logsleuth runs`).")):
+    """Show one run: summary, startup milestones, configuration, throughput."""
+    from .api import query
+    from .render import console, frame_rows, run_summary_panel, rich_table, sparkline
+
+    con = _db(read_only=True)
+    try:
+        frame = query(con, """SELECT s.*, r.first_line, r.last_line, r.attention_backend_how,
+                                     r.gpu_source, r.end_reason, r.end_line
+                              FROM run_summary s JOIN runs r USING (run_id) WHERE run_id = ?""", [run])
+        if frame.height == 0:
+            raise UsageError(f"no run {run}; see `logsleuth runs`")
+        c = console()
+        c.print(run_summary_panel(frame_rows(frame)[0]))
+        gen = query(con, """SELECT gen_tok_s FROM decode_stats WHERE run_id = ? AND primary_rank
+                            ORDER BY line_no""", [run])["gen_tok_s"].to_list()
+        if gen:
+            c.print(f"  gen tok/s over time  {sparkline(gen)}  (max {max(v for v in gen if v is not None):,.1f})")
+        miles = query(con, """SELECT line_no, ts, kind, value, text FROM events WHERE run_id = ? AND kind IN
+            ('weights_begin','weights_loaded','kv_cache_allocated','kv_cache_tokens','cuda_graph_begin',
+             'cuda_graph_end','torch_compile','init_engine','server_ready','app_startup_complete','shutdown',
+             'attention_backend','attention_backend_default','spec_max_running_reset')
+            AND coalesce(tp_rank, 0) = 0 ORDER BY line_no LIMIT 40""", [run])
+        c.print(rich_table(miles, "milestones"))
+        cfg = query(con, """SELECT key, value, origin FROM config WHERE run_id = ? AND value IS NOT NULL
+                            AND value NOT IN ('None', 'False', '[]', '{}', '') ORDER BY line_no, key LIMIT 400""", [run])
+        c.print(rich_table(cfg, "configuration (set values)"))
+    finally:
+        con.close()
+
+
+@app.command()
+def sql(
+    statement: str = typer.Argument(..., help="SQL to run against the database."),
+    fmt: str = typer.Option("table", "--format", help="table | csv | json | markdown"),
+    write: bool = typer.Option(False, "--write", help="Open the database writable."),
+):
+    """Run ad-hoc SQL (read-only unless --write)."""
+    from .api import query
+    from .render import write_frame
+
+    con = _db(read_only=not write)
+    try:
+        write_frame(query(con, statement), fmt)
+    finally:
+        con.close()
+
+
+@app.command()
+def unparsed(limit: int = typer.Option(20, "--limit", help="How many templates."),
+             fmt: str = typer.Option("table", "--format", help="table | csv | json | markdown")):
+    """Top templates of lines no grammar pattern claimed."""
+    from .api import query
+    from .render import write_frame
+
+    con = _db(read_only=True)
+    try:
+        frame = query(con, """SELECT t.template, sum(t.n_lines) AS n_lines, count(DISTINCT t.source_id) AS sources,
+                                     min(s.name || ':' || t.example_line_no) AS example
+                              FROM templates t JOIN sources s USING (source_id)
+                              GROUP BY t.template ORDER BY n_lines DESC LIMIT ?""", [limit])
+        write_frame(frame, fmt, title="unparsed line templates")
+    finally:
+        con.close()
+
+
+@formats_app.command("check")
+def formats_check(files: List[str] = typer.Argument(None, help="Grammar files (default: all in parsers/).")):
+    """Validate grammars: regexes compile, fields map to captures, samples are claimed."""
+    from pathlib import Path
+
+    from .grammar import grammar_files, load_grammars
+
+    paths = [Path(f) for f in files] if files else grammar_files()
+    for p in paths:
+        if not p.exists():
+            raise UsageError(f"{p}: no such grammar file")
+    if files:  # a user grammar is checked together with the shipped ones it extends
+        shipped = [p for p in grammar_files() if p.name not in {x.name for x in paths}]
+        grammars = load_grammars(shipped + paths)
+    else:
+        grammars = load_grammars(paths)
+    n = sum(len(g.patterns) for g in grammars)
+    s = sum(len(p.samples) for g in grammars for p in g.patterns)
+    sys.stdout.write(f"ok: {len(grammars)} grammars, {n} patterns, {s} sample lines claimed by their own pattern\n")
+
+
+@formats_app.command("list")
+def formats_list():
+    """List grammar patterns: grammar, name, target table, literal."""
+    from .grammar import load_grammars
+
+    for g in load_grammars(check_samples=False):
+        for p in g.patterns:
+            sys.stdout.write(f"{g.name}\t{p.name}\t{p.table}\t{p.kind}\n")
+
+
+def main() -> None:
+    """Console-script entry point: run the app, map errors to exit codes."""
+    try:
+        app(standalone_mode=False)
+    except LogsleuthError as exc:
+        _err(str(exc))
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        _err("interrupted")
+        sys.exit(int(ExitCode.INTERRUPTED))
+    except SystemExit:
+        raise
+    except Exception as exc:  # click usage errors and the unexpected
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            _err("interrupted")
+            sys.exit(int(ExitCode.INTERRUPTED))
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(int(ExitCode.USAGE))
+        if state.debug:
+            raise
+        _err(f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)")
+        sys.exit(int(ExitCode.INTERNAL))
+
+
+if __name__ == "__main__":
+    main()

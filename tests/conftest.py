@@ -1,0 +1,65 @@
+"""Shared fixtures: paths to the bundled samples and the real corpus, fresh databases."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "tests" / "samples"
+# the real corpus sits beside the checkout (../shared/corpus/real); CI lays it there too
+CORPUS = Path(os.environ.get("LOGSLEUTH_CORPUS", ROOT.parent / "shared" / "corpus" / "real"))
+
+
+def corpus_files() -> list[Path]:
+    if not CORPUS.is_dir():
+        return []
+    return sorted(p for p in CORPUS.iterdir() if p.is_file() and p.name != "MANIFEST.md")
+
+
+@pytest.fixture
+def corpus_dir() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip("real corpus not available (../shared/corpus/real)")
+    return CORPUS
+
+
+@pytest.fixture
+def samples_dir() -> Path:
+    return SAMPLES
+
+
+@pytest.fixture
+def db(tmp_path):
+    """A fresh on-disk database connection (closed after the test)."""
+    import logsleuth
+
+    con = logsleuth.open_db(str(tmp_path / "test.duckdb"))
+    yield con
+    con.close()
+
+
+@pytest.fixture
+def db_path(tmp_path) -> str:
+    return str(tmp_path / "cli.duckdb")
+
+
+def run_cli(*args: str, db: str | None = None, input: bytes | None = None, env: dict | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run the real `logsleuth` entry point in a subprocess (stdout/stderr captured)."""
+    cmd = [sys.executable, "-m", "logsleuth.cli"]
+    if db:
+        cmd += ["--db", db]
+    full_env = dict(os.environ)
+    full_env.pop("LOGSLEUTH_DB", None)
+    full_env.update(env or {})
+    return subprocess.run(cmd + list(args), capture_output=True, input=input, env=full_env, timeout=timeout,
+                          cwd=str(ROOT))
+
+
+@pytest.fixture
+def cli():
+    return run_cli
