@@ -186,6 +186,128 @@ def show(run: int = typer.Argument(..., help="Run id (see `logsleuth runs`).")):
         con.close()
 
 
+_SEV_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+@app.command()
+def diagnose(
+    paths: List[str] = typer.Argument(None, help="Logs to ingest first (optional); findings then cover their runs."),
+    run: List[int] = typer.Option(None, "--run", help="Only these run ids (repeatable)."),
+    rule: List[str] = typer.Option(None, "--rule", help="Only these rule ids (repeatable)."),
+    min_severity: str = typer.Option("info", "--min-severity", help="critical | warning | info"),
+    fmt: str = typer.Option("table", "--format", help="table | json | markdown"),
+    fail_on: Optional[str] = typer.Option(None, "--fail-on", help="Exit 1 if a finding is at or above this severity."),
+    rules_dir: List[str] = typer.Option(None, "--rules-dir", help="Extra folder of rule .sql files (repeatable)."),
+    set_: List[str] = typer.Option(None, "--set", help="Override a rule parameter: RULE.PARAM=VALUE."),
+    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU of the runs being ingested."),
+    label: Optional[str] = typer.Option(None, "--label", help="Label for the runs being ingested."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also say which rules stayed silent and why."),
+):
+    """Run the rules over the database (after ingesting PATHs) and print findings with evidence and fixes."""
+    from .rules import SEV_RANK, diagnose as run_rules
+
+    if fail_on and fail_on not in SEV_RANK:
+        raise UsageError(f"--fail-on {fail_on}: one of critical, warning, info")
+    con = _db(read_only=not paths)
+    try:
+        run_ids = list(run) if run else None
+        if paths:
+            results = _ingest_paths(con, paths, label, False, gpu, None, False, quiet=True)
+            ids = [r for res in results for r in res.run_ids]
+            for res in results:  # already-ingested files: use their runs
+                if res.status == "skipped":
+                    ids += [x[0] for x in con.execute("SELECT run_id FROM runs WHERE source_id = ?",
+                                                      [res.source_id]).fetchall()]
+            run_ids = sorted(set(ids) & set(run_ids)) if run_ids else sorted(set(ids))
+        silent: list = []
+        findings = run_rules(con, run_ids=run_ids, rule_ids=list(rule) if rule else None,
+                             min_severity=min_severity, extra_dirs=list(rules_dir) if rules_dir else None,
+                             sets=list(set_) if set_ else None, silent=silent)
+        runs_info = {r[0]: r[1:] for r in con.execute(
+            "SELECT r.run_id, s.name, r.engine, r.model, r.end_state FROM runs r JOIN sources s USING (source_id)"
+        ).fetchall()}
+        _render_findings(findings, fmt, runs_info, run_ids)
+        if verbose:
+            for rid, why in silent:
+                _note(f"silent: {rid}: {why}")
+        if fail_on and any(SEV_RANK[f.severity] <= SEV_RANK[fail_on] for f in findings):
+            raise typer.Exit(int(ExitCode.FINDINGS))
+    finally:
+        con.close()
+
+
+def _render_findings(findings, fmt, runs_info, run_ids) -> None:
+    import json
+
+    if fmt == "json":
+        sys.stdout.write(json.dumps([f.as_dict() for f in findings], indent=2, default=str) + "\n")
+        return
+    by_run: dict = {}
+    for f in findings:
+        by_run.setdefault(f.run_id, []).append(f)
+    if fmt == "markdown":
+        out = ["# logsleuth findings", ""]
+        for rid, items in by_run.items():
+            name, engine, model, end = runs_info.get(rid, ("?", "?", "?", "?"))
+            out.append(f"## Run {rid}: {name} ({engine}, {model or '-'}, {end or '-'})")
+            out.append("")
+            for f in items:
+                out.append(f"- **{f.severity.upper()}** `{f.rule_id}`: {f.title}")
+                if f.evidence:
+                    out.append(f"  - evidence `{f.source}:{f.line_no}`: `{f.evidence[:300]}`")
+                out.append(f"  - fix: {f.fix}")
+            out.append("")
+        if not findings:
+            out.append("No findings.")
+        sys.stdout.write("\n".join(out) + "\n")
+        return
+    from rich.markup import escape
+
+    from .render import console
+
+    c = console()
+    if not findings:
+        c.print("No findings." + ("" if run_ids is None else f" (runs {', '.join(map(str, run_ids)) or 'none'})"))
+        return
+    for rid, items in by_run.items():
+        name, engine, model, end = runs_info.get(rid, ("?", "?", "?", "?"))
+        c.print(f"[bold]run {rid}[/] {escape(str(name))} — {engine}, {escape(str(model or '-'))}, ended {end or '-'}")
+        for f in items:
+            style = _SEV_STYLE.get(f.severity, "")
+            c.print(f"  [{style}]{f.severity.upper():8}[/] {escape(f.title)} [dim]({f.rule_id})[/]")
+            if f.evidence:
+                c.print(f"           [dim]{escape(f'{f.source}:{f.line_no}')}[/] {escape(f.evidence[:240])}")
+            for e in f.evidence_lines[:3]:
+                where = f"{f.source}:{e['line_no']}"
+                c.print(f"           [dim]{escape(where)}[/] {escape((e.get('text') or '')[:240])}")
+            c.print(f"           fix: {escape(f.fix)}")
+        c.print("")
+    counts = {s: sum(1 for f in findings if f.severity == s) for s in ("critical", "warning", "info")}
+    c.print(f"{len(findings)} finding(s): {counts['critical']} critical, {counts['warning']} warning, "
+            f"{counts['info']} info")
+
+
+@app.command("rules")
+def rules_cmd(
+    rules_dir: List[str] = typer.Option(None, "--rules-dir", help="Extra folder of rule .sql files."),
+    fmt: str = typer.Option("table", "--format", help="table | json | markdown | csv"),
+):
+    """List the diagnose rules: id, severity, title, parameters, threshold source."""
+    import polars as pl
+
+    from .render import write_frame
+    from .rules import load_rules
+
+    rules = load_rules(list(rules_dir) if rules_dir else None)
+    frame = pl.DataFrame({
+        "id": [r.id for r in rules], "severity": [r.severity for r in rules],
+        "title": [r.title for r in rules],
+        "params": [", ".join(f"{k}={v}" for k, v in r.params.items()) for r in rules],
+        "source": [r.source for r in rules],
+    })
+    write_frame(frame, fmt, title=f"{len(rules)} rules")
+
+
 @app.command()
 def sql(
     statement: str = typer.Argument(..., help="SQL to run against the database."),

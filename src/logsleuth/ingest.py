@@ -132,7 +132,7 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
          det.engine, opts.label, dt.datetime.now(), src.compressed])
     carry = None
     n_lines, done_bytes = 0, 0
-    for chunk in iter_chunks(src, opts.chunk_bytes):
+    for chunk in _last_final(iter_chunks(src, opts.chunk_bytes)):
         frame = chunk.frame if carry is None else pl.concat([carry, chunk.frame], how="vertical_relaxed")
         parsed = parse_frame(frame, grammars, parse_engine)
         folded = fold(parsed.frame, pats, bench_columns, final=chunk.final)
@@ -159,6 +159,19 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
     run_ids = finalize_source(con, source_id, det, src, tstate, base_run, opts, head)
     return IngestResult(src.display_name, "ingested", source_id, det.kind, det.engine, n_lines,
                         run_ids, notes)
+
+
+def _last_final(chunks):
+    """Mark the last chunk final (a file ending in a newline otherwise leaves its last
+    record in the fold carry, and those lines were lost)."""
+    prev = None
+    for chunk in chunks:
+        if prev is not None:
+            yield prev
+        prev = chunk
+    if prev is not None:
+        prev.final = True
+        yield prev
 
 
 def _attrs_json(frame: pl.DataFrame, extra_cols: list[str]) -> pl.Expr:

@@ -257,7 +257,7 @@ def _attention(con, run_id, cfg, r) -> None:
         name, how = explicit, "server_args"
     else:
         name, how = None, None
-    if name:
+    if name and r.get("engine") == "vllm":  # vLLM spellings vary by version; SGLang's are ids already
         name = BACKEND_ALIASES.get(name.lower(), name)
     r["attention_backend"], r["attention_backend_how"] = name, how
 

@@ -78,14 +78,29 @@ class RunState:
 
 
 def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> pl.DataFrame:
-    markers = f.filter(pl.col("pattern").is_in(list(launch_rank))).select("line_no", "pattern")
+    # A launch owns the chatter printed just before its marker (shell trace of the launch
+    # command, launcher warnings, SGLang's bare post-init warnings): the run starts at the
+    # first line of the unbroken streak of such lines right before the marker.
+    prelaunch = ["shell_trace", "python_warning", "vllm_platform", "env_export", "continuation",
+                 "sgl_attn_default", "sgl_spec_max_running", "sgl_overlap_disabled_spec",
+                 "sgl_spec_other_notice", "sgl_fa3_fp8_fallback", "dtype_cast", "quant_not_optimized"]
+    movable = pl.col("pattern").is_in(prelaunch).fill_null(False) & pl.col("ts").is_null()
+    f = f.with_columns(movable.alias("_mv"))
+    f = f.with_columns((~pl.col("_mv")).cum_sum().alias("_streak"))
+    f = f.with_columns(pl.when(pl.col("_mv")).then(pl.col("line_no").min().over(["_streak", "_mv"]))
+                       .otherwise(None).shift(1).alias("_from"))
+    markers = f.filter(pl.col("pattern").is_in(list(launch_rank))).select("line_no", "pattern", "_from")
+    f = f.drop("_mv", "_streak", "_from")
     new_starts = []
-    for line_no, pattern in markers.iter_rows():  # markers only: a handful per launch
+    for line_no, pattern, from_line in markers.iter_rows():  # markers only: a handful per launch
         rank = launch_rank[pattern]
         if st.prev_rank is None or rank < st.prev_rank or (rank == st.prev_rank and rank == 0):
             st.ordinal += 1
-            st.starts.append((st.ordinal, line_no))
-            new_starts.append((line_no, st.ordinal))
+            start = line_no if from_line is None or not st.starts else max(int(from_line), st.starts[-1][1] + 1)
+            if not st.starts:
+                start = line_no  # the first launch keeps everything before it (see finalize_source)
+            st.starts.append((st.ordinal, start))
+            new_starts.append((start, st.ordinal))
         st.prev_rank = rank
     first_ordinal = st.ordinal - len(new_starts)
     if new_starts:

@@ -1,0 +1,285 @@
+"""Diagnose rules: SQL files with a comment header, run over the database.
+
+Contract: ``load_rules(dirs)`` reads ``queries/rules/*.sql`` (plus user folders) and
+validates each header — ``id`` (= file stem, snake_case), ``severity`` (critical |
+warning | info), ``title`` (``{placeholders}`` name result columns), ``fix``, optional
+``params: name=value, ...`` (bound as DuckDB ``$name``), ``source:`` (where the threshold
+comes from) and ``requires: table.column, ...`` (the rule is silent, and says why under
+``--verbose``, when the database has no value for them). A broken file raises
+``GrammarError`` naming it. ``diagnose(con, ...)`` runs every rule and returns
+``Finding`` objects, most severe first; each result row must carry ``run_id`` and
+``line_no`` and may carry ``severity`` (to escalate), ``evidence_lines`` (a list of more
+line numbers) and any column used in the title.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import GrammarError, QueryError, UsageError
+from .resources import data_path
+from .store import fetch_frame
+
+SEVERITIES = ("critical", "warning", "info")
+SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+_HEADER = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.*)$")
+_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+_REQUIRED = ("id", "severity", "title", "fix")
+
+
+@dataclass
+class Rule:
+    id: str
+    severity: str
+    title: str
+    fix: str
+    sql: str
+    path: str
+    params: dict = field(default_factory=dict)
+    source: str = ""
+    requires: list = field(default_factory=list)
+    engine: str = ""
+
+
+@dataclass
+class Finding:
+    rule_id: str
+    severity: str
+    title: str
+    run_id: int | None
+    source: str | None
+    source_id: int | None
+    line_no: int | None
+    evidence: str | None
+    fix: str
+    rule_source: str = ""
+    evidence_lines: list = field(default_factory=list)  # [{"line_no": n, "text": ...}]
+    values: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "rule_id": self.rule_id, "severity": self.severity, "title": self.title,
+            "run_id": self.run_id, "source": self.source, "line_no": self.line_no,
+            "evidence": self.evidence, "fix": self.fix, "rule_source": self.rule_source,
+            "evidence_lines": self.evidence_lines, "values": self.values,
+        }
+
+
+def _parse_value(text: str):
+    text = text.strip()
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text.strip("'\"")
+
+
+def parse_rule(path: Path) -> Rule:
+    text = path.read_text(encoding="utf-8")
+    header: dict[str, str] = {}
+    body_lines = []
+    in_header = True
+    for line in text.splitlines():
+        m = _HEADER.match(line) if in_header else None
+        if m:
+            key, val = m.group(1), m.group(2).strip()
+            header[key] = (header[key] + " " + val) if key in header else val
+            continue
+        if in_header and line.strip().startswith("--"):
+            continue  # free comment inside the header
+        if line.strip():
+            in_header = False
+        body_lines.append(line)
+    where = f"{path.name}"
+    for key in _REQUIRED:
+        if not header.get(key):
+            raise GrammarError(f"{where}: rule header lacks '-- {key}: ...'",
+                               hint="see queries/rules/README.md for the header format")
+    rid = header["id"]
+    if not _ID.match(rid):
+        raise GrammarError(f"{where}: rule id '{rid}' is not snake_case")
+    if rid != path.stem:
+        raise GrammarError(f"{where}: rule id '{rid}' differs from the file name '{path.stem}'")
+    sev = header["severity"].lower()
+    if sev not in SEVERITIES:
+        raise GrammarError(f"{where}: severity '{sev}' is not one of {', '.join(SEVERITIES)}")
+    params = {}
+    if header.get("params"):
+        for item in header["params"].split(","):
+            if not item.strip():
+                continue
+            if "=" not in item:
+                raise GrammarError(f"{where}: params item '{item.strip()}' is not name=value")
+            k, v = item.split("=", 1)
+            params[k.strip()] = _parse_value(v)
+    sql = "\n".join(body_lines).strip().rstrip(";")
+    if not sql:
+        raise GrammarError(f"{where}: rule has no SQL")
+    for name in re.findall(r"\$([A-Za-z_]\w*)", sql):
+        if name not in params:
+            raise GrammarError(f"{where}: SQL uses ${name} but params does not declare it")
+    requires = [r.strip() for r in header.get("requires", "").split(",") if r.strip()]
+    return Rule(id=rid, severity=sev, title=header["title"], fix=header["fix"], sql=sql, path=str(path),
+                params=params, source=header.get("source", ""), requires=requires,
+                engine=header.get("engine", ""))
+
+
+def rule_dirs(extra: list[str] | None = None) -> list[Path]:
+    dirs = [data_path("queries") / "rules"]
+    for d in extra or []:
+        p = Path(d)
+        if not p.is_dir():
+            raise UsageError(f"--rules-dir {d}: not a directory")
+        dirs.append(p)
+    return dirs
+
+
+def load_rules(extra_dirs: list[str] | None = None) -> list[Rule]:
+    rules: dict[str, Rule] = {}
+    for d in rule_dirs(extra_dirs):
+        for f in sorted(d.glob("*.sql")):
+            rule = parse_rule(f)
+            rules[rule.id] = rule  # a user's rule with the same id replaces the shipped one
+    return sorted(rules.values(), key=lambda r: (SEV_RANK[r.severity], r.id))
+
+
+def validate_rules(con, rules: list[Rule]) -> None:
+    """Check that every rule's SQL binds and plans (EXPLAIN), naming the file on error."""
+    for r in rules:
+        try:
+            con.execute("EXPLAIN " + r.sql, r.params).fetchall()
+        except Exception as exc:  # duckdb.Error subclasses
+            raise GrammarError(f"{Path(r.path).name}: SQL does not run: {str(exc).splitlines()[0]}") from None
+
+
+def apply_overrides(rules: list[Rule], sets: list[str]) -> None:
+    by_id = {r.id: r for r in rules}
+    for s in sets or []:
+        m = re.match(r"^([a-z0-9_]+)\.([A-Za-z_]\w*)=(.*)$", s)
+        if not m:
+            raise UsageError(f"--set {s}: expected RULE.PARAM=VALUE")
+        rid, param, value = m.groups()
+        if rid not in by_id:
+            raise UsageError(f"--set {s}: no rule '{rid}'")
+        if param not in by_id[rid].params:
+            raise UsageError(f"--set {s}: rule '{rid}' has no param '{param}' "
+                             f"(has: {', '.join(by_id[rid].params) or 'none'})")
+        by_id[rid].params[param] = _parse_value(value)
+
+
+def _missing_requirements(con, rule: Rule) -> str | None:
+    for req in rule.requires:
+        table, _, column = req.partition(".")
+        try:
+            if column:
+                n = con.execute(f'SELECT count(*) FROM {table} WHERE "{column}" IS NOT NULL').fetchall()[0][0]
+            else:
+                n = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        except Exception:
+            return f"needs {req}, which this database does not have"
+        if not n:
+            return f"needs {req}, and no run has it"
+    return None
+
+
+def _fill(template: str, values: dict) -> str:
+    def rep(m):
+        v = values.get(m.group(1))
+        if v is None:
+            return "?"
+        if isinstance(v, float):
+            return f"{v:,.2f}".rstrip("0").rstrip(".") if abs(v) < 1e6 else f"{v:,.0f}"
+        if isinstance(v, (list, tuple)):
+            return ", ".join(str(x) for x in v)
+        return str(v)
+    return re.sub(r"\{([A-Za-z_]\w*)\}", rep, template)
+
+
+def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | None = None,
+             min_severity: str = "info", extra_dirs: list[str] | None = None, sets: list[str] | None = None,
+             silent: list | None = None) -> list[Finding]:
+    """Run the rules; ``silent`` (if a list) collects (rule_id, reason) for rules that could not apply."""
+    if min_severity not in SEV_RANK:
+        raise UsageError(f"--min-severity {min_severity}: one of {', '.join(SEVERITIES)}")
+    rules = load_rules(extra_dirs)
+    apply_overrides(rules, sets or [])
+    if rule_ids:
+        known = {r.id for r in rules}
+        for rid in rule_ids:
+            if rid not in known:
+                raise UsageError(f"--rule {rid}: no such rule (see `logsleuth rules`)")
+        rules = [r for r in rules if r.id in rule_ids]
+    findings: list[Finding] = []
+    names = dict(con.execute("SELECT source_id, name FROM sources").fetchall())
+    run_source = dict(con.execute("SELECT run_id, source_id FROM runs").fetchall())
+    for rule in rules:
+        why = _missing_requirements(con, rule)
+        if why:
+            if silent is not None:
+                silent.append((rule.id, why))
+            continue
+        try:
+            frame = fetch_frame(con, rule.sql, rule.params)
+        except Exception as exc:
+            raise QueryError(f"rule {rule.id} ({Path(rule.path).name}) failed: {str(exc).splitlines()[0]}") from None
+        for col in ("run_id", "line_no"):
+            if frame.width and col not in frame.columns:
+                raise QueryError(f"rule {rule.id}: result lacks the column '{col}'")
+        for row in frame.iter_rows(named=True):
+            run_id = row.get("run_id")
+            if run_ids is not None and run_id not in run_ids:
+                continue
+            sev = (row.get("severity") or rule.severity).lower()
+            if sev not in SEV_RANK or SEV_RANK[sev] > SEV_RANK[min_severity]:
+                continue
+            source_id = row.get("source_id") or run_source.get(run_id)
+            values = {k: v for k, v in row.items() if k not in ("severity", "evidence_lines")}
+            extra = [n for n in (row.get("evidence_lines") or []) if n is not None]
+            findings.append(Finding(
+                rule_id=rule.id, severity=sev, title=_fill(rule.title, row), run_id=run_id,
+                source=names.get(source_id), source_id=source_id, line_no=row.get("line_no"),
+                evidence=None, fix=_fill(rule.fix, row), rule_source=rule.source,
+                evidence_lines=[{"line_no": n} for n in extra[:5]],
+                values={k: _jsonable(v) for k, v in values.items()},
+            ))
+    _attach_evidence(con, findings)
+    findings.sort(key=lambda f: (f.run_id if f.run_id is not None else -1, SEV_RANK[f.severity], f.rule_id,
+                                 f.line_no or 0))
+    return findings
+
+
+def _jsonable(v):
+    if isinstance(v, float):
+        return round(v, 4)
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    return v
+
+
+def _attach_evidence(con, findings: list[Finding]) -> None:
+    wanted = set()
+    for f in findings:
+        if f.source_id is not None and f.line_no is not None:
+            wanted.add((f.source_id, f.line_no))
+        for e in f.evidence_lines:
+            wanted.add((f.source_id, e["line_no"]))
+    if not wanted:
+        return
+    import polars as pl
+
+    keys = pl.DataFrame(list(wanted), schema={"source_id": pl.Int32, "line_no": pl.Int64}, orient="row")
+    con.register("_wanted", keys.to_arrow())
+    try:
+        rows = con.execute("""SELECT l.source_id, l.line_no, l.raw FROM lines l
+                              JOIN _wanted w ON l.source_id = w.source_id AND l.line_no = w.line_no""").fetchall()
+    finally:
+        con.unregister("_wanted")
+    text = {(s, n): raw for s, n, raw in rows}
+    for f in findings:
+        f.evidence = (text.get((f.source_id, f.line_no)) or "")[:1000] or None
+        for e in f.evidence_lines:
+            e["text"] = (text.get((f.source_id, e["line_no"])) or "")[:1000]
