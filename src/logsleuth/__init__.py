@@ -8,14 +8,28 @@
     logsleuth.query(con, "SELECT * FROM run_summary")
     findings = logsleuth.diagnose(con)
 
-The API is imported lazily so that ``logsleuth --help`` does not pay for polars/duckdb.
+Heavy modules (polars, duckdb) load on first use so that ``logsleuth --help`` stays fast.
 """
 from .errors import ExitCode, LogsleuthError
 
 __version__ = "0.1.0"
-_API = {"open_db", "ingest", "query", "runs", "expand_paths", "IngestOptions", "default_db_path"}
-_RULES = {"diagnose", "load_rules", "Finding"}
-__all__ = sorted(_API | _RULES | {"ExitCode", "LogsleuthError", "__version__"})
+_API = {"open_db", "query", "runs", "expand_paths", "IngestOptions", "default_db_path"}
+_RULES = {"load_rules", "Finding"}
+__all__ = sorted(_API | _RULES | {"ingest", "diagnose", "ExitCode", "LogsleuthError", "__version__"})
+
+
+def ingest(con, paths, options=None, on_file=None):
+    """Ingest files (each one transaction); see ``logsleuth.api.ingest``."""
+    from .api import ingest as _ingest
+
+    return _ingest(con, paths, options, on_file)
+
+
+def diagnose(con, **kwargs):
+    """Run the diagnose rules; see ``logsleuth.rules.diagnose``."""
+    from .rules import diagnose as _diagnose
+
+    return _diagnose(con, **kwargs)
 
 
 def __getattr__(name: str):

@@ -73,3 +73,10 @@ def runs(con):
     return query(con, """SELECT run_id, source_name, label, engine, coalesce(engine_version, format_era) AS version,
                                 model, tp_size, attention_backend, spec_method, end_state, gpu_name
                          FROM run_summary ORDER BY run_id""")
+
+
+# Importing the submodule ``logsleuth.ingest`` binds that name on the package; restore the
+# public function so ``logsleuth.ingest(con, paths)`` keeps meaning the API call.
+import logsleuth as _pkg  # noqa: E402
+
+_pkg.ingest = ingest

@@ -377,7 +377,9 @@ def formats_list():
 def main() -> None:
     """Console-script entry point: run the app, map errors to exit codes."""
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)  # returns the code of typer.Exit in this mode
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
     except LogsleuthError as exc:
         _err(str(exc))
         sys.exit(int(exc.exit_code))

@@ -14,7 +14,9 @@ import ast
 import json
 import re
 
-_SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|passw(or)?d|credential|auth|access[_-]?key)", re.I)
+# "token" only as a credential name (hf_token, api_token), not counts such as
+# num_speculative_tokens / max_num_batched_tokens or tokenizer paths
+_SECRET_KEY = re.compile(r"(api[_-]?key|token$|secret|passw(or)?d|credential|(?:^|_)auth|access[_-]?key)", re.I)
 REDACTED = "***"
 
 
