@@ -38,8 +38,10 @@ SITE = "/usr/local/lib/python3.12/dist-packages"
 
 
 def parse_size(text: str) -> int:
-    t = text.strip().upper().replace("IB", "B")
-    for suffix, mult in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)):
+    """'200MB' -> 200_000_000 (decimal units; MiB/GiB are binary)."""
+    t = text.strip().upper()
+    for suffix, mult in (("GIB", 1 << 30), ("MIB", 1 << 20), ("KIB", 1 << 10), ("GB", 10**9), ("MB", 10**6),
+                         ("KB", 10**3), ("B", 1)):
         if t.endswith(suffix):
             return int(float(t[: -len(suffix)]) * mult)
     return int(t)
@@ -51,9 +53,11 @@ class _Out:
     def __init__(self, fh):
         self.fh, self.n, self.buf = fh, 0, []
         self.lines = 0
+        self.pending = 0  # characters buffered (bytes for ASCII; close enough for sizing)
 
     def w(self, line: str) -> None:
         self.buf.append(line)
+        self.pending += len(line) + 1
         if len(self.buf) >= 4096:
             self.flush()
 
@@ -63,11 +67,11 @@ class _Out:
             self.fh.write(data)
             self.n += len(data)
             self.lines += len(self.buf)
-            self.buf = []
+            self.buf, self.pending = [], 0
 
     @property
     def size(self) -> int:
-        return self.n + sum(len(x) + 1 for x in self.buf)
+        return self.n + self.pending
 
 
 # --------------------------------------------------------------------------------- SGLang

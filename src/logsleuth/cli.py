@@ -44,8 +44,11 @@ def _note(msg: str) -> None:
 def _db(read_only: bool = False, create: bool = True):
     from .store import open_db
 
+    name = state.db or "the database"
     return open_db(state.db, read_only=read_only, create=create,
-                   on_wait=lambda s: _note(f"database is locked by another process; waiting up to {s:.0f} s ..."))
+                   on_wait=lambda s: _note(f"{name}: locked by another process (an ingest?); "
+                                           f"waiting up to {s:g} s (LOGSLEUTH_LOCK_TIMEOUT) ..."),
+                   on_progress=lambda w: _note(f"{name}: still locked, waited {w:.0f} s ..."))
 
 
 @app.callback()
@@ -173,6 +176,11 @@ def show(run: int = typer.Argument(..., help="Run id (see `logsleuth runs`).")):
                             ORDER BY line_no""", [run])["gen_tok_s"].to_list()
         if gen:
             c.print(f"  gen tok/s over time  {sparkline(gen)}  (max {max(v for v in gen if v is not None):,.1f})")
+        from .compare import startup_phases
+        from .render_compare import timeline_text
+
+        for line in timeline_text(startup_phases(con, [run]).get(run) or {}):
+            c.print("  " + line, markup=False, highlight=False)
         miles = query(con, """SELECT line_no, ts, kind, value, text FROM events WHERE run_id = ? AND kind IN
             ('weights_begin','weights_loaded','kv_cache_allocated','kv_cache_tokens','cuda_graph_begin',
              'cuda_graph_end','torch_compile','init_engine','server_ready','app_startup_complete','shutdown',
@@ -343,6 +351,53 @@ def unparsed(limit: int = typer.Option(20, "--limit", help="How many templates."
         con.close()
 
 
+@app.command("compare")
+def compare_cmd(
+    runs: List[str] = typer.Argument(None, help="Runs: ids, source file names or --label values (default: all)."),
+    fmt: str = typer.Option("table", "--format", help="table | json | markdown | csv"),
+    no_findings: bool = typer.Option(False, "--no-findings", help="Do not run the diagnose rules."),
+):
+    """Compare runs side by side: engine, kernels, startup, throughput per concurrency band, benchmarks,
+    findings, and the configuration keys that differ (SGLang and vLLM names mapped onto one)."""
+    from .compare import compare as compare_runs
+    from .render_compare import FORMATS, write_compare
+
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt}: one of {', '.join(FORMATS)}")
+    con = _db(read_only=True)
+    try:
+        result = compare_runs(con, list(runs) if runs else None, findings=not no_findings)
+    finally:
+        con.close()
+    write_compare(result, fmt)
+
+
+@app.command("report")
+def report_cmd(
+    runs: List[str] = typer.Argument(None, help="Runs: ids, source file names or --label values (default: all)."),
+    output: str = typer.Option("report.html", "--output", "-o", help="HTML file to write (- for stdout)."),
+    title: Optional[str] = typer.Option(None, "--title", help="Page title."),
+):
+    """Write one self-contained HTML report (inline SVG charts, findings, compare table; opens offline)."""
+    from .report import build_report
+
+    con = _db(read_only=True)
+    try:
+        page = build_report(con, list(runs) if runs else None, title=title)
+    finally:
+        con.close()
+    if output == "-":
+        sys.stdout.write(page)
+        return
+    from pathlib import Path
+
+    try:
+        Path(output).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{output}: cannot write the report ({exc.strerror})") from None
+    _note(f"wrote {output} ({len(page.encode('utf-8')) / 1024:,.0f} KiB)")
+
+
 @formats_app.command("check")
 def formats_check(files: List[str] = typer.Argument(None, help="Grammar files (default: all in parsers/).")):
     """Validate grammars: regexes compile, fields map to captures, samples are claimed."""
@@ -374,33 +429,53 @@ def formats_list():
             sys.stdout.write(f"{g.name}\t{p.name}\t{p.table}\t{p.kind}\n")
 
 
+def _is_click(exc: BaseException, name: str) -> bool:
+    """click exceptions by class name: typer may vendor its own copy of click."""
+    return any(c.__name__ == name for c in type(exc).__mro__)
+
+
 def main() -> None:
     """Console-script entry point: run the app, map errors to exit codes."""
     try:
-        rc = app(standalone_mode=False)  # returns the code of typer.Exit in this mode
-        if isinstance(rc, int) and rc:
-            sys.exit(rc)
+        rc = app(standalone_mode=False)  # typer.Exit(n) comes back as a return value here
     except LogsleuthError as exc:
+        if state.debug:
+            import traceback
+
+            traceback.print_exc()
         _err(str(exc))
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
-        _err("interrupted")
+        _err("interrupted; the file being ingested was rolled back")
         sys.exit(int(ExitCode.INTERRUPTED))
     except SystemExit:
         raise
-    except Exception as exc:  # click usage errors and the unexpected
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
-            _err("interrupted")
+    except BrokenPipeError:  # stdout closed early (`| head`): not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        sys.exit(int(ExitCode.OK))
+    except Exception as exc:  # click usage errors, DuckDB interrupts and the unexpected
+        if _is_click(exc, "Abort") or type(exc).__name__ == "InterruptException":
+            _err("interrupted; the file being ingested was rolled back")
             sys.exit(int(ExitCode.INTERRUPTED))
-        if isinstance(exc, click.ClickException):
+        if _is_click(exc, "ClickException"):
             exc.show()
             sys.exit(int(ExitCode.USAGE))
+        if isinstance(exc, MemoryError):
+            _err("out of memory (run with --debug for a traceback)")
+            sys.exit(int(ExitCode.INTERNAL))
         if state.debug:
             raise
-        _err(f"internal error: {type(exc).__name__}: {exc} (run with --debug for a traceback)")
+        _err(f"internal error: {type(exc).__name__}: {_one_line(exc)} (run with --debug for a traceback)")
         sys.exit(int(ExitCode.INTERNAL))
+    sys.exit(rc if isinstance(rc, int) else int(ExitCode.OK))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else ""
 
 
 if __name__ == "__main__":

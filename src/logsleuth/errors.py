@@ -57,6 +57,11 @@ class DatabaseError(LogsleuthError):
     exit_code = ExitCode.BAD_INPUT
 
 
+class DatabaseLockedError(DatabaseError):
+    """Another process held the database longer than the lock timeout
+    (``LOGSLEUTH_LOCK_TIMEOUT``); nothing was changed."""
+
+
 class GrammarError(LogsleuthError):
     """A grammar (parsers/*.toml) or rule file (queries/rules/*.sql) is invalid.
 

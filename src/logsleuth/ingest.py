@@ -154,6 +154,8 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
         notes.append("file grew while ingesting: only the bytes present at start were read")
     if src.stats["bad_bytes"]:
         notes.append(f"{src.stats['bad_bytes']} invalid UTF-8 byte(s) replaced")
+    if src.stats["nul_bytes"]:
+        notes.append(f"{src.stats['nul_bytes']} NUL byte(s) replaced")
     if src.stats["truncated_lines"]:
         notes.append(f"{src.stats['truncated_lines']} over-long line(s) stored truncated")
     run_ids = finalize_source(con, source_id, det, src, tstate, base_run, opts, head)
@@ -205,7 +207,7 @@ def _store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, op
                     _insert(con, "errors", alone.with_columns(sid))
             elif table == "config":
                 _store_config(con, part, by_name, source_id)
-            elif table in ("lines",):
+            elif table in ("lines", "bench_results"):  # bench rows come from fold (one per block)
                 continue
             else:
                 _insert(con, table, part.with_columns(sid))

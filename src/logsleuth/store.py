@@ -2,9 +2,15 @@
 
 Contract: ``open_db(path, read_only=False, wait_s=...)`` returns a DuckDB connection
 with the schema of ``schema.py`` and the views of ``queries/views/*.sql`` in place.
-A file locked by another writer is retried until ``wait_s`` elapses (with a progress
-callback), then ``DatabaseError``. A database written by a newer logsleuth, or a file
-that is not a DuckDB database, is refused with ``DatabaseError``; nothing is changed.
+DuckDB lets one process write a file, and while it does no other process may open it,
+not even read-only. A locked file is retried until ``wait_s`` elapses (default: the
+``LOGSLEUTH_LOCK_TIMEOUT`` environment variable in seconds, else 30), with the
+``on_wait(wait_s)`` callback called once when the wait starts and
+``on_progress(waited_s)`` every few seconds after; then ``DatabaseLockedError``. A
+database written by a newer logsleuth, or a file that is not a DuckDB database (checked
+by its magic bytes before DuckDB touches it), is refused with ``DatabaseError``;
+nothing is changed. Crash safety comes from DuckDB's transactions: each ingest is one
+transaction, so a killed process leaves the file as it was before that ingest.
 """
 from __future__ import annotations
 
@@ -15,63 +21,124 @@ from typing import Callable
 
 import duckdb
 
-from .errors import DatabaseError
+from .errors import DatabaseError, DatabaseLockedError, UsageError
 from .resources import data_path
 from .schema import SCHEMA_VERSION, create_statements
 
 DEFAULT_DB = "logsleuth.duckdb"
 LOCK_WAIT_S = 30.0
+LOCK_TIMEOUT_ENV = "LOGSLEUTH_LOCK_TIMEOUT"
+#: seconds between "still waiting" progress callbacks
+LOCK_PROGRESS_EVERY_S = 5.0
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
+_FOREIGN_MAGIC = [(b"SQLite format 3\x00", "an SQLite database"), (b"\x1f\x8b", "gzip data"),
+                  (b"PK\x03\x04", "a zip archive"), (b"PAR1", "a Parquet file")]
 
 
 def default_db_path() -> str:
     return os.environ.get("LOGSLEUTH_DB") or DEFAULT_DB
 
 
+def lock_timeout() -> float:
+    """Seconds to wait for a locked database: $LOGSLEUTH_LOCK_TIMEOUT, else 30."""
+    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return LOCK_WAIT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise UsageError(f"{LOCK_TIMEOUT_ENV}={raw!r}: expected a number of seconds >= 0")
+    return value
+
+
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
-    return duckdb.connect(path, read_only=read_only, config={"threads": max(1, os.cpu_count() or 1)})
+    # no extension downloads: a log database never needs one, and `sql` must not fetch code
+    return duckdb.connect(path, read_only=read_only, config={
+        "threads": max(1, os.cpu_count() or 1), "autoinstall_known_extensions": False})
 
 
 def _is_lock_error(exc: Exception) -> bool:
     text = str(exc).lower()
-    return "lock" in text or "conflicting" in text or "being used by another" in text
+    return ("could not set lock" in text or "conflicting lock" in text
+            or "being used by another" in text or "resource temporarily unavailable" in text)
 
 
-def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float = LOCK_WAIT_S,
-            on_wait: Callable[[float], None] | None = None, create: bool = True) -> duckdb.DuckDBPyConnection:
-    path = path or default_db_path()
-    if path != ":memory:":
-        p = Path(path)
-        if p.is_dir():
-            raise DatabaseError(f"{path}: is a directory, not a database file")
-        if read_only and not p.exists():
-            if not create:
-                raise DatabaseError(f"{path}: no database yet", hint="run `logsleuth ingest FILE` first")
-            con = _connect(path, read_only=False)  # create the empty schema once
-            _ensure_schema(con, path)
-            con.close()
-    deadline = time.monotonic() + wait_s
+def _check_file(path: str) -> None:
+    """Refuse, before DuckDB opens it, a file that is not a DuckDB database."""
+    p = Path(path)
+    if p.is_dir():
+        raise DatabaseError(f"{path}: is a directory, not a database file")
+    if not p.exists():
+        return
+    if not p.is_file():
+        raise DatabaseError(f"{path}: not a regular file, cannot be a database")
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise DatabaseError(f"{path}: cannot read the database file: {exc.strerror or exc}") from None
+    if not head:
+        raise DatabaseError(f"{path}: empty file, not a DuckDB database",
+                            hint="delete it or use another --db")
+    if head[8:12] != _DUCKDB_MAGIC:
+        what = next((name for magic, name in _FOREIGN_MAGIC if head.startswith(magic)), None)
+        if what:
+            raise DatabaseError(f"{path}: is {what}, not a DuckDB database", hint="use another --db")
+        raise DatabaseError(f"{path}: not a DuckDB database file (corrupt, or another format)",
+                            hint="use another --db")
+
+
+def _connect_waiting(path: str, read_only: bool, wait_s: float, on_wait, on_progress) -> duckdb.DuckDBPyConnection:
+    start = time.monotonic()
+    deadline = start + wait_s
+    next_progress = start + LOCK_PROGRESS_EVERY_S
     waited_notice = False
     while True:
         try:
-            con = _connect(path, read_only)
-            break
+            return _connect(path, read_only)
         except duckdb.Error as exc:
-            if _is_lock_error(exc) and time.monotonic() < deadline:
-                if on_wait and not waited_notice:
+            if not _is_lock_error(exc):
+                raise DatabaseError(f"{path}: not a usable logsleuth database ({_first_line(exc)})") from None
+            now = time.monotonic()
+            if now >= deadline:
+                raise DatabaseLockedError(
+                    f"{path}: database is locked by another process (another logsleuth ingest?)",
+                    hint=f"waited {wait_s:g} s; retry when it finishes, or set {LOCK_TIMEOUT_ENV}") from None
+            if not waited_notice:
+                waited_notice = True
+                if on_wait:
                     on_wait(wait_s)
-                    waited_notice = True
-                time.sleep(0.2)
-                continue
-            if _is_lock_error(exc):
-                raise DatabaseError(f"{path}: database is locked by another logsleuth process",
-                                    hint=f"waited {wait_s:.0f} s; retry when it finishes") from None
-            raise DatabaseError(f"{path}: not a usable logsleuth database ({_first_line(exc)})") from None
+            elif on_progress and now >= next_progress:
+                next_progress = now + LOCK_PROGRESS_EVERY_S
+                on_progress(now - start)
+            time.sleep(min(0.2, max(0.0, deadline - now)))
+
+
+def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float | None = None,
+            on_wait: Callable[[float], None] | None = None, create: bool = True,
+            on_progress: Callable[[float], None] | None = None) -> duckdb.DuckDBPyConnection:
+    path = path or default_db_path()
+    if wait_s is None:
+        wait_s = lock_timeout()
+    if path != ":memory:":
+        _check_file(path)
+        if read_only and not Path(path).exists():
+            if not create:
+                raise DatabaseError(f"{path}: no database yet", hint="run `logsleuth ingest FILE` first")
+            con = _connect_waiting(path, False, wait_s, on_wait, on_progress)  # create the empty schema once
+            try:
+                _ensure_schema(con, path)
+            finally:
+                con.close()
+    con = _connect_waiting(path, read_only, wait_s, on_wait, on_progress)
     try:
         if read_only:
             _check_version(con, path)
         else:
             _ensure_schema(con, path)
-    except DatabaseError:
+    except BaseException:
         con.close()
         raise
     return con

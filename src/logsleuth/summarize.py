@@ -37,8 +37,11 @@ BACKEND_ALIASES = {
     "rocmflashattention": "ROCM_FLASH", "torch sdpa": "TORCH_SDPA",
 }
 
-_HINT_LIKE = ["%device_name=%", "%sm_1%", "%arch=sm%", "%total capacity of%", "%gfx%", "%NVIDIA %",
-              "%Radeon%", "%GeForce%", "%amdsmi%", "%ROCm%", "%Tesla %", "%RTX%"]
+_HINT_LIKE = ["%device_name=%", "%sm_1%", "%arch=sm%", "%total capacity of%", "%gfx%", "%GFX%", "%NVIDIA %",
+              "%Radeon%", "%GeForce%", "%amdsmi%", "%ROCm%", "%rocm.py:%", "%Tesla %", "%RTX%",
+              # FlashInfer cache folders name the device arch (".../flashinfer_autotune_cache/0.6.13/121a/")
+              "%flashinfer%/%", "%Free memory on device%", "%total_gpu_memory%", "%capability%",
+              "%CUDA capability sm_%", "%Detected different devices%"]
 _KILL_LIKE = ["%Killed%", "%SIGKILL%", "%exit code: -9%", "%exit code -9%", "%exit code 137%",
               "%Out of memory: Killed process%", "%signal 9%", "%Terminated%"]
 
@@ -346,38 +349,71 @@ def _startup_times(con, run_id, r, engine) -> None:
             con, "SELECT max(value) FROM events WHERE run_id = ? AND kind = 'weights_load_time'", [run_id])
         r["weight_load_s"] = took
         r["cuda_graph_capture_s"] = _one(con, "SELECT max(value) FROM events WHERE run_id = ? AND kind = 'cuda_graph_end'", [run_id])
-        ready = _events(con, run_id, "app_startup_complete") or _events(con, run_id, "api_server_start")
+        api = _events(con, run_id, "api_server_start")
+        startup = _events(con, run_id, "app_startup_complete")
+        if api:  # the engine's own uvicorn start follows "Starting vLLM API server"
+            startup = [e for e in startup if e[0] > api[0][0]] or startup
+        ready = startup or api
     r["ready"] = bool(ready)
     r["ready_line"] = ready[0][0] if ready else None
-    r["time_to_ready_s"] = _secs(r["started_at"], ready[0][1]) if ready else None
+    ready_ts = ready[0][1] if ready else None
+    if ready and ready_ts is None:  # uvicorn lines carry no timestamp: take the last one before
+        ready_ts = _last_ts_before(con, run_id, ready[0][0])
+    r["time_to_ready_s"] = _secs(r["started_at"], ready_ts) if ready else None
+
+
+def _last_ts_before(con, run_id, line_no):
+    return _one(con, """SELECT max(ts) FROM (
+          SELECT ts, line_no FROM events WHERE run_id = $1 UNION ALL SELECT ts, line_no FROM decode_stats WHERE run_id = $1
+          UNION ALL SELECT ts, line_no FROM prefill_stats WHERE run_id = $1 UNION ALL SELECT ts, line_no FROM errors WHERE run_id = $1
+          UNION ALL SELECT ts, line_no FROM spec_stats WHERE run_id = $1) WHERE line_no < $2""", [run_id, line_no])
+
+
+def _traffic(con, run_id, after_line=None, before_line=None) -> int:
+    """Evidence that the server handled requests: decode/stat lines with activity, prefill lines,
+    POST requests (optionally only between two lines)."""
+    return _one(con, """SELECT (SELECT count(*) FROM decode_stats WHERE run_id = $1 AND line_no > coalesce($2, 0)
+                                   AND line_no < coalesce($3, 9223372036854775807)
+                                   AND (coalesce(gen_tok_s, 0) > 0 OR coalesce(running_reqs, 0) > 0))
+                                + (SELECT count(*) FROM prefill_stats WHERE run_id = $1 AND line_no > coalesce($2, 0)
+                                   AND line_no < coalesce($3, 9223372036854775807))
+                                + (SELECT count(*) FROM events WHERE run_id = $1 AND kind = 'http_access'
+                                   AND line_no > coalesce($2, 0) AND line_no < coalesce($3, 9223372036854775807)
+                                   AND text LIKE 'POST %')""", [run_id, after_line, before_line])
 
 
 def _end_state(con, run_id, r) -> None:
+    """How the run ended. A fatal error before any planned shutdown decides (crashed once the
+    server was ready or had served traffic, else startup_failed); errors after a planned shutdown
+    are shutdown noise. Without a fatal error: killed (kill/termination notice in the tail),
+    served / ready_idle (ready, with or without traffic), served also for an excerpt that shows
+    traffic but no launch, else truncated (the log stops during start-up)."""
     shutdown = _one(con, "SELECT min(line_no) FROM events WHERE run_id = ? AND kind = 'shutdown'", [run_id])
     fatal = fetch_one(con.execute("""SELECT line_no, kind, message FROM errors WHERE run_id = ? AND fatal
                            AND (? IS NULL OR line_no < ?) ORDER BY line_no LIMIT 1""",
                         [run_id, shutdown, shutdown]))
     ready_line = r["ready_line"]
-    traffic = _one(con, """SELECT (SELECT count(*) FROM decode_stats WHERE run_id = $1 AND line_no > coalesce($2, 0)
-                                   AND (coalesce(gen_tok_s, 0) > 0 OR coalesce(running_reqs, 0) > 0))
-                                + (SELECT count(*) FROM prefill_stats WHERE run_id = $1 AND line_no > coalesce($2, 0))
-                                + (SELECT count(*) FROM events WHERE run_id = $1 AND kind = 'http_access'
-                                   AND line_no > coalesce($2, 0) AND text LIKE 'POST %')""",
-                   [run_id, ready_line])
     kill_sql = " OR ".join("raw LIKE ?" for _ in _KILL_LIKE)
     killed = _one(con, f"""SELECT min(line_no) FROM (SELECT line_no, raw FROM lines WHERE run_id = ?
                           ORDER BY line_no DESC LIMIT 30) WHERE {kill_sql}""", [run_id, *_KILL_LIKE])
     if fatal:
-        state = "crashed" if ready_line and fatal[0] > ready_line else "startup_failed"
+        was_serving = (ready_line is not None and fatal[0] > ready_line) or \
+            (ready_line is None and _traffic(con, run_id, None, fatal[0]) > 0)
+        state = "crashed" if was_serving else "startup_failed"
         r["end_line"], r["end_reason"] = fatal[0], f"{fatal[1]}: {fatal[2]}"[:500]
     elif killed:
         state, r["end_line"], r["end_reason"] = "killed", killed, "process killed (no error line)"
     elif ready_line:
-        state = "served" if traffic else "ready_idle"
+        state = "served" if _traffic(con, run_id, ready_line) else "ready_idle"
         r["end_line"] = shutdown or r["last_line"]
         r["end_reason"] = "planned shutdown" if shutdown else "log ends while serving"
     elif r["engine"] in ("bench",):
         state, r["end_line"], r["end_reason"] = None, r["last_line"], None
+    elif _traffic(con, run_id):
+        state = "served"
+        r["end_line"] = shutdown or r["last_line"]
+        r["end_reason"] = ("planned shutdown" if shutdown else "log ends while serving") + \
+            " (excerpt: no launch or ready line in the log)"
     else:
         state, r["end_line"] = "truncated", r["last_line"]
         r["end_reason"] = "log ends before the server was ready (no error line)"

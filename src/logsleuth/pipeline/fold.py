@@ -19,6 +19,10 @@ from ..grammar import Pattern
 #: a line that ends a Python traceback: "pkg.SomeError: message"
 _EXC_LINE = r"^(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Dead\w*|Warning))(?::\s*(.*))?$"
 _BENCH_ROW = r"^\s*(?P<key>[^:]+?):\s+(?P<val>\S.*?)\s*$"
+#: "The above exception was the direct cause..." / "During handling...": the next traceback continues the record
+_CHAIN = r"^\s*(?:The above exception was the direct cause of the following exception|During handling of the above exception, another exception occurred)"
+_FRAME = r'^\s*File "[^"]*", line \d+'
+_BLANK = r"^\s*$"
 _MAX_CARRY = 20000  # a "record" longer than this is cut rather than carried forever
 
 BENCH_NUMERIC = {"backend"}  # (the only text column; everything else is numeric)
@@ -48,11 +52,27 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
                        (pl.col("_role") == "error").fill_null(False).alias("_err"))
     # an error line right before "Traceback (...)" heads the traceback it introduces
     f = f.with_columns((pl.col("_err") & pl.col("_start").shift(-1).fill_null(False)).alias("_merge"))
+    # a chained traceback ("The above exception was the direct cause ...", blank, "Traceback ...")
+    # continues the record of the first one
+    chain = pl.col("msg").str.contains(_CHAIN).fill_null(False)
+    blank = pl.col("msg").str.contains(_BLANK).fill_null(False)
+    chained = chain.shift(1).fill_null(False) | (chain.shift(2).fill_null(False) & blank.shift(1).fill_null(False))
+    f = f.with_columns(chained.alias("_chained"))
     f = f.with_columns(
-        ((pl.col("_start") & ~pl.col("_merge").shift(1).fill_null(False)) | pl.col("_merge")).alias("_s2"),
-        (pl.col("_body") | (pl.col("_start") & pl.col("_merge").shift(1).fill_null(False))).alias("_b2"),
+        ((pl.col("_start") & ~pl.col("_merge").shift(1).fill_null(False) & ~pl.col("_chained"))
+         | pl.col("_merge")).alias("_s2"),
+        (pl.col("_body") | (pl.col("_start") & (pl.col("_merge").shift(1).fill_null(False) | pl.col("_chained"))))
+        .alias("_b2"),
     )
     f = f.with_columns((~pl.col("_b2") | pl.col("_s2")).cum_sum().alias("_gid"))
+    # a traceback tail without its "Traceback (most recent call last):" head (a log that starts
+    # mid-traceback): body lines with frames and an exception line, at the start of the text
+    first_body = (pl.col("_b2") & ~pl.col("_s2")).first().over("_gid")
+    tail = (first_body & pl.col("msg").str.contains(_FRAME).fill_null(False).any().over("_gid")
+            & (exc_line.fill_null(False) & pl.col("_b2")).any().over("_gid"))
+    head_of_tail = tail & (pl.int_range(pl.len()).over("_gid") == 0)
+    f = f.with_columns(head_of_tail.alias("_tail_head"))
+    f = f.with_columns((pl.col("_s2") | pl.col("_tail_head")).alias("_s2"))
     f = f.with_columns(pl.col("_s2").first().over("_gid").alias("_in_tb"))
 
     # ---- benchmark blocks
@@ -91,14 +111,18 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
     stray_body = (pl.col("_role") == "body") & ~pl.col("_in_tb")
     stray_bench = pl.col("pattern").is_in(bench_names).fill_null(False) & ~pl.col("_bmember")
     indented = pl.col("msg").str.contains(r"^\s+\S")
+    stray_blank = stray_body & pl.col("msg").str.contains(_BLANK).fill_null(False)
     f = f.with_columns(
-        pl.when(in_tb_body).then(pl.lit("traceback"))
+        pl.when(pl.col("_tail_head")).then(pl.lit("traceback_tail"))
+        .when(in_tb_body).then(pl.lit("traceback"))
         .when(stray_body & indented).then(pl.lit("continuation"))
+        .when(stray_blank).then(pl.lit("blank"))
         .when(stray_body | stray_bench).then(pl.lit(None, dtype=pl.Utf8))
         .otherwise(pl.col("pattern")).alias("pattern"),
     )
     f = f.with_columns(
-        pl.when(in_tb_body | (stray_body & indented)).then(pl.lit("lines"))
+        pl.when(pl.col("_tail_head")).then(pl.lit("errors"))
+        .when(in_tb_body | (stray_body & indented) | stray_blank).then(pl.lit("lines"))
         .when(stray_body | stray_bench).then(pl.lit(None, dtype=pl.Utf8))
         .otherwise(pl.col("table")).alias("table"))
     inner = set(f.filter(in_tb_body & (pl.col("_role") != "body").fill_null(True)

@@ -83,8 +83,13 @@ def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> p
     # first line of the unbroken streak of such lines right before the marker.
     prelaunch = ["shell_trace", "python_warning", "vllm_platform", "env_export", "continuation",
                  "sgl_attn_default", "sgl_spec_max_running", "sgl_overlap_disabled_spec",
-                 "sgl_spec_other_notice", "sgl_fa3_fp8_fallback", "dtype_cast", "quant_not_optimized"]
-    movable = pl.col("pattern").is_in(prelaunch).fill_null(False) & pl.col("ts").is_null()
+                 "sgl_spec_other_notice", "sgl_fa3_fp8_fallback", "dtype_cast", "quant_not_optimized",
+                 "launch_wrapper", "launch_command", "blank", "hf_notice", "tokenizers_fork"]
+    # vLLM's "Automatically detected platform" is printed (with a timestamp) by the new process
+    # at import, before its banner
+    stamped = ["vllm_platform"]
+    movable = pl.col("pattern").is_in(prelaunch).fill_null(False) & pl.col("ts").is_null() \
+        | pl.col("pattern").is_in(stamped).fill_null(False)
     f = f.with_columns(movable.alias("_mv"))
     f = f.with_columns((~pl.col("_mv")).cum_sum().alias("_streak"))
     f = f.with_columns(pl.when(pl.col("_mv")).then(pl.col("line_no").min().over(["_streak", "_mv"]))

@@ -10,11 +10,14 @@ while ingesting are not read (``Source.grew`` tells).
 """
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import io
 import os
+import re
 import shutil
+import stat
 import sys
 import tempfile
 import zlib
@@ -75,19 +78,85 @@ def _hash_and_size(path: Path, limit: int) -> str:
     return h.hexdigest()
 
 
+#: magic bytes of common non-log files, so the error can say what the file is
+_KNOWN_BINARY = [
+    (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"), (b"GIF8", "a GIF image"),
+    (b"%PDF-", "a PDF document"), (b"PK\x03\x04", "a zip archive"), (b"\x7fELF", "an executable (ELF)"),
+    (b"\xfd7zXZ\x00", "xz-compressed data"), (b"\x28\xb5\x2f\xfd", "zstd-compressed data"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-zip archive"), (b"SQLite format 3\x00", "an SQLite database"),
+    (b"PAR1", "a Parquet file"),
+]
+_COMPRESSED_HINT = "decompress it first; only gzip is read directly"
+_CONTROL = re.compile(rb"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")  # not \t \n \v \f \r ESC
+
+
+def _binary_reason(head: bytes) -> str | None:
+    """Why ``head`` is not the start of a text log, or None when it looks like text.
+
+    Scattered NUL bytes (many separate runs) mean a binary structure; a few runs, such as
+    the zero-filled hole a log rotated with copytruncate starts with, are tolerated: they
+    are replaced and counted in ``sources.nul_bytes``.
+    """
+    if not head:
+        return None
+    for magic, what in _KNOWN_BINARY:
+        if head.startswith(magic):
+            return what
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (
+            len(head) >= 64 and (head[1::2].count(0) > len(head) * 0.45 or head[0::2].count(0) > len(head) * 0.45)):
+        return "UTF-16 encoded"
+    if head[:3] == b"BZh" and head[4:10] == b"1AY&SY":
+        return "bzip2-compressed data"
+    if head[8:12] == b"DUCK":
+        return "a DuckDB database"
+    if len(head) > 262 and head[257:262] == b"ustar":
+        return "a tar archive"
+    runs = len(re.findall(rb"\x00+", head))
+    body = head.replace(b"\x00", b"")
+    if not body:
+        return "only NUL bytes"
+    if runs > max(8, len(head) // 1000):
+        return "binary data"
+    text = body.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd") + len(_CONTROL.findall(body))
+    return "binary data" if bad > max(16, len(text) // 10) else None
+
+
 def _looks_binary(head: bytes) -> bool:
     """A NUL-heavy or mostly undecodable head means an image, archive or random bytes."""
-    if not head:
-        return False
-    if head.count(b"\x00") > max(8, len(head) // 100):
-        return True
-    text = head.decode("utf-8", errors="replace")
-    bad = text.count("\ufffd")
-    return bad > max(16, len(text) // 10)
+    return _binary_reason(head) is not None
+
+
+def _first_text(real: Path, compressed: bool, display: str, n: int = 65536) -> bytes:
+    """The first ``n`` bytes after a leading run of NUL bytes (b"" when all are NUL)."""
+    try:
+        opener = gzip.open if compressed else open
+        with opener(real, "rb") as fh:
+            while True:
+                block = fh.read(1 << 20)
+                if not block:
+                    return b""
+                stripped = block.lstrip(b"\x00")
+                if stripped:
+                    return (stripped + fh.read(n))[:n]
+    except (OSError, EOFError, zlib.error) as exc:
+        raise BadInputError(f"{display}: corrupt gzip data ({exc})") from None
+
+
+def _unreadable(path: str, exc: OSError) -> BadInputError:
+    if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM):
+        return BadInputError(f"{path}: permission denied", hint="check the file's permissions")
+    return BadInputError(f"{path}: cannot read: {exc.strerror or exc}")
 
 
 def open_source(path: str) -> Source:
-    """Validate and open one input; raise BadInputError with a one-line reason."""
+    """Validate and open one input; raise BadInputError with a one-line reason.
+
+    Refused (exit code 3, nothing written): a missing path or broken link, a FIFO, socket
+    or device (they can block or never end: pipe them to ``-``), an unreadable file, an
+    empty or whitespace-only file, a file of NUL bytes, binary data (images, archives,
+    databases, random bytes, other compression formats), and corrupt gzip data.
+    """
     if path == "-":
         spool = tempfile.NamedTemporaryFile(prefix="logsleuth-stdin-", delete=False)
         with spool:
@@ -98,29 +167,58 @@ def open_source(path: str) -> Source:
         real = Path(path)
         display, cleanup = path, False
         if not real.exists():
+            if os.path.lexists(real):
+                raise BadInputError(f"{path}: broken symbolic link")
             raise BadInputError(f"{path}: no such file")
         if real.is_dir():
             raise BadInputError(f"{path}: is a directory with no log files in it")
+        try:
+            mode = real.stat().st_mode
+        except OSError as exc:
+            raise _unreadable(path, exc) from None
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+            raise BadInputError(f"{path}: not a regular file ({kind})",
+                                hint=f"to read a stream, pipe it: ... | logsleuth ingest -")
         if not os.access(real, os.R_OK):
-            raise BadInputError(f"{path}: permission denied")
+            raise BadInputError(f"{path}: permission denied", hint="check the file's permissions")
+    try:
+        return _validate(path, real, display, cleanup)
+    except BaseException:
+        if cleanup:
+            try:
+                os.unlink(real)
+            except OSError:
+                pass
+        raise
+
+
+def _validate(path: str, real: Path, display: str, cleanup: bool) -> Source:
     try:
         st = real.stat()
         with open(real, "rb") as fh:
             magic = fh.read(2)
     except OSError as exc:
-        raise BadInputError(f"{path}: cannot read: {exc.strerror}") from None
+        raise _unreadable(display, exc) from None
     size = st.st_size
     if size == 0:
-        if cleanup:
-            os.unlink(real)
         raise BadInputError(f"{display}: empty file, nothing to ingest")
     compressed = magic == GZIP_MAGIC
     head = _read_head(real, compressed, display)
+    if not head:
+        raise BadInputError(f"{display}: empty after decompression, nothing to ingest")
+    if not head.strip(b"\x00"):
+        head = _first_text(real, compressed, display)
+        if not head:
+            raise BadInputError(f"{display}: only NUL bytes (a zero-filled file), nothing to ingest")
     if not head.strip():
-        raise BadInputError(f"{display}: empty file, nothing to ingest")
-    if _looks_binary(head):
-        raise BadInputError(f"{display}: binary data, not a text log",
-                            hint="logsleuth reads text logs, optionally gzip-compressed")
+        raise BadInputError(f"{display}: only whitespace, nothing to ingest")
+    why = _binary_reason(head)
+    if why:
+        hint = (_COMPRESSED_HINT if "compressed" in why or "archive" in why
+                else "convert it to UTF-8 first: iconv -f UTF-16 -t UTF-8" if why == "UTF-16 encoded"
+                else "logsleuth reads text logs, optionally gzip-compressed")
+        raise BadInputError(f"{display}: {why}, not a {'UTF-8' if 'UTF-16' in why else 'text'} log", hint=hint)
     sha = _hash_and_size(real, size)
     return Source(path=path, display_name=display, real_path=real, size=size, sha256=sha,
                   compressed=compressed, mtime=st.st_mtime, cleanup=cleanup)

@@ -1,0 +1,23 @@
+-- id: custom_allreduce_disabled
+-- severity: warning
+-- title: Run {run_id}: custom all-reduce is off on TP{tp_size} ({reason}, {n_ranks} rank(s) warned) — every tensor-parallel all-reduce goes through NCCL
+-- fix: Tune NCCL for small latency-bound all-reduces (see nccl_untuned_pcie_tp: NCCL_PROTO=LL, NCCL_ALGO=Ring, NCCL_P2P_LEVEL=SYS, verified with nccl-tests all_reduce_perf at 4-64 KB); consider TP=2 with DP/PP instead of TP>2 on PCIe; where the engine offers one, try a PCIe custom all-reduce path (sglang PR #32479 b12x backend, opt-in; vLLM RFC #56128). If P2P failed, fix ACS/IOMMU first.
+-- source: diagnostics.md R28 (vllm-project/vllm#56128: NCCL ~20 us per all-reduce, ~100 per token; community 4xV100 PCIe fork haohervchb/sglang-V100#2: 92-97 vs 117 tok/s; sgl-project/sglang#32479). Evidence: the engine's own "Custom allreduce is disabled because ..." warning (vLLM and SGLang custom_all_reduce.py); one finding per run however many ranks print it.
+-- Silent when the user disabled it explicitly (--disable-custom-all-reduce prints no warning):
+-- that is a choice, reported by single_stream_below_reference as a configuration difference.
+WITH w AS (
+  SELECT run_id, min(line_no) AS line_no, count(DISTINCT coalesce(tp_rank, -1)) AS n_tagged,
+         count(*) AS n_lines,
+         bool_or(text LIKE '%PCIe-only%') AS pcie_only,
+         bool_or(text LIKE '%P2P%') AS no_p2p,
+         bool_or(text LIKE 'Setup Custom allreduce failed%') AS setup_failed
+  FROM events WHERE kind = 'custom_allreduce_disabled' AND run_id IS NOT NULL
+  GROUP BY run_id
+)
+SELECT w.run_id, w.line_no, coalesce(r.tp_size, w.n_lines) AS tp_size,
+       -- untagged lines (vLLM workers print without a rank prefix) count one per line
+       CASE WHEN w.n_tagged > 1 THEN w.n_tagged ELSE w.n_lines END AS n_ranks,
+       CASE WHEN w.pcie_only THEN 'not supported on more than two PCIe-only GPUs'
+            WHEN w.no_p2p THEN 'no GPU P2P capability or the P2P test failed'
+            ELSE 'custom all-reduce setup failed' END AS reason
+FROM w JOIN runs r USING (run_id)
