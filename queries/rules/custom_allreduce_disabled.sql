@@ -12,6 +12,8 @@ WITH w AS (
          bool_or(text LIKE '%P2P%') AS no_p2p,
          bool_or(text LIKE 'Setup Custom allreduce failed%') AS setup_failed
   FROM events WHERE kind = 'custom_allreduce_disabled' AND run_id IS NOT NULL
+    -- "... because this process group spans across nodes" is multi-node TP, a different problem
+    AND (text LIKE '%PCIe-only%' OR text LIKE '%P2P%' OR text LIKE 'Setup Custom allreduce failed%')
   GROUP BY run_id
 )
 SELECT w.run_id, w.line_no, coalesce(r.tp_size, w.n_lines) AS tp_size,

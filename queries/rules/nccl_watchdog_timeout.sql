@@ -3,7 +3,7 @@
 -- title: Run {run_id}: {what} — {meaning}
 -- fix: Early collectives (low SeqNum) that never finish mean broken GPU peer-to-peer: test with NCCL_P2P_DISABLE=1, disable ACS/IOMMU (or fix the VM's PCIe passthrough), rerun with NCCL_DEBUG=INFO. A late timeout means one rank stopped: find it (py-spy dump, the rank whose log stops first; long JIT compile, OOM, hang). A known-long compile is benign (VLLM_RINGBUFFER_WARNING_INTERVAL only changes how often vLLM prints the shm notice).
 -- params: early_seq=5, min_startup_shm_waits=5
--- source: diagnostics.md R30 (vllm-project/vllm#6042, #8978, #46611; NVIDIA/nccl#199; vllm-project/vllm-ascend#9287). torch ProcessGroupNCCL "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=N, OpType=..., Timeout(ms)=...)"; SeqNum <= early_seq = first collectives. vLLM "No available shared memory broadcast block found in 60 seconds": one notice during torch.compile/loading is benign; it fires only after the server was ready (workers stopped answering while serving) or when min_startup_shm_waits notices in a row (>= 5 min) end the startup with no progress after them.
+-- source: diagnostics.md R30 (vllm-project/vllm#6042, #8978, #46611; NVIDIA/nccl#199; vllm-project/vllm-ascend#9287). torch ProcessGroupNCCL "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=N, OpType=..., Timeout(ms)=...)"; SeqNum <= early_seq = first collectives. vLLM "No available shared memory broadcast block found in 60 seconds": one notice during torch.compile/loading is benign; notices followed by a start-up milestone (compile, graph capture, KV sizing) were slow start-up work; the rule fires on notices after the server was ready with no start-up milestone after them (workers stopped answering while serving), or on min_startup_shm_waits (>= 5 min) notices that end the start-up with no progress after them.
 WITH wd AS (
   SELECT e.run_id, e.line_no,
          try_cast(regexp_extract(l.raw, 'SeqNum=(\d+)', 1) AS BIGINT) AS seq,
@@ -20,39 +20,34 @@ wd_run AS (
          greatest(count(DISTINCT nullif(rank_txt, '')), 1) AS n_ranks, list(line_no ORDER BY line_no) AS lines
   FROM wd GROUP BY run_id
 ),
-shm AS (
-  SELECT e.run_id, e.line_no, e.ts, e.value, r.ready_line,
-         (r.ready_line IS NOT NULL AND e.line_no > r.ready_line) AS serving
-  FROM events e JOIN runs r USING (run_id)
-  WHERE e.kind = 'shm_broadcast_wait'
-),
-progress AS (  -- startup milestones that prove the workers were still moving
+progress AS (  -- start-up milestones: a notice followed by one of these was slow start-up work, not a hang
   SELECT run_id, max(line_no) AS last_progress FROM events
   WHERE kind IN ('weights_loaded', 'weights_load_time', 'torch_compile', 'compile_graph', 'compile_cache_hit',
-                 'kv_cache_memory', 'kv_cache_tokens', 'cuda_graph_end', 'init_engine', 'app_startup_complete',
-                 'api_server_start', 'server_ready')
+                 'kv_cache_memory', 'kv_cache_tokens', 'cuda_graph_end', 'init_engine')
   GROUP BY run_id
+),
+shm AS (  -- notices with no start-up progress after them
+  SELECT e.run_id, e.line_no, (r.ready_line IS NOT NULL AND e.line_no > r.ready_line) AS serving
+  FROM events e JOIN runs r USING (run_id) LEFT JOIN progress p USING (run_id)
+  WHERE e.kind = 'shm_broadcast_wait' AND e.line_no > coalesce(p.last_progress, 0)
 ),
 shm_serving AS (
   SELECT run_id, min(line_no) AS line_no, count(*) AS n, list(line_no ORDER BY line_no) AS lines
   FROM shm WHERE serving GROUP BY run_id
 ),
 shm_startup AS (
-  SELECT s.run_id, min(s.line_no) AS line_no, count(*) AS n, list(s.line_no ORDER BY s.line_no) AS lines
-  FROM shm s LEFT JOIN progress p USING (run_id)
-  WHERE NOT s.serving
-  GROUP BY s.run_id, p.last_progress
-  HAVING count(*) >= $min_startup_shm_waits AND min(s.line_no) > coalesce(p.last_progress, 0)
+  SELECT run_id, min(line_no) AS line_no, count(*) AS n, list(line_no ORDER BY line_no) AS lines
+  FROM shm WHERE NOT serving GROUP BY run_id HAVING count(*) >= $min_startup_shm_waits
 )
 SELECT run_id, line_no,
        'NCCL watchdog timeout: ' || coalesce(op, 'a collective') || coalesce(' (SeqNum=' || seq || ')', '')
-         || coalesce(' ran ' || round(ran_ms / 1000.0) || ' s', '')
-         || coalesce(' past the ' || round(timeout_ms / 1000.0) || ' s limit', '')
+         || coalesce(' ran ' || CAST(round(ran_ms / 1000.0) AS BIGINT) || ' s', '')
+         || coalesce(' (limit ' || CAST(round(timeout_ms / 1000.0) AS BIGINT) || ' s)', '')
          || ' on ' || n_ranks || ' rank(s)' AS what,
        CASE WHEN seq IS NOT NULL AND seq <= $early_seq
             THEN 'one of the first collectives never completed: GPU peer-to-peer is likely broken (ACS/IOMMU/virtualization)'
             ELSE 'a late collective: one rank stopped (long compile, OOM or a hang) while the others waited' END AS meaning,
-       seq, round(timeout_ms / 1000.0) AS timeout_s, n_ranks,
+       seq, CAST(round(timeout_ms / 1000.0) AS BIGINT) AS timeout_s, n_ranks,
        list_filter(lines, lambda x: x <> line_no)[1:5] AS evidence_lines
 FROM wd_run
 UNION ALL

@@ -10,21 +10,24 @@ WITH k AS (
   WHERE engine = 'vllm' AND coalesce(cuda_graph, true)
 ),
 cc AS (  -- capture ceiling from the engine config (dict/JSON repr) or flattened keys
-  SELECT run_id, max(coalesce(
-           TRY_CAST(regexp_extract(value, '''?"?max_cudagraph_capture_size''?"?\s*:\s*(\d+)', 1) AS INTEGER),
-           TRY_CAST(regexp_extract(value, '''?"?max_capture_size''?"?\s*:\s*(\d+)', 1) AS INTEGER),
+  SELECT run_id, max(coalesce(  -- the largest size actually in the capture list wins over the configured maximum
            list_max(list_transform(string_split(regexp_extract(value, 'cudagraph_capture_sizes''?"?\s*:\s*\[([\d, ]+)\]', 1), ','),
-                                   lambda x: TRY_CAST(trim(x) AS INTEGER))))) AS ceiling,
+                                   lambda x: TRY_CAST(trim(x) AS INTEGER))),
+           TRY_CAST(regexp_extract(value, '''?"?max_cudagraph_capture_size''?"?\s*:\s*(\d+)', 1) AS INTEGER),
+           TRY_CAST(regexp_extract(value, '''?"?max_capture_size''?"?\s*:\s*(\d+)', 1) AS INTEGER))) AS ceiling,
          min(line_no) AS line_no
   FROM config WHERE key = 'compilation_config' GROUP BY run_id
   UNION ALL
-  SELECT run_id, max(TRY_CAST(value AS INTEGER)), min(line_no) FROM config
-  WHERE key IN ('compilation_config.max_capture_size', 'compilation_config.max_cudagraph_capture_size')
+  SELECT run_id, max(coalesce(
+           list_max(list_transform(string_split(trim(value, '[]'), ','), lambda x: TRY_CAST(trim(x) AS INTEGER))),
+           TRY_CAST(value AS INTEGER))), min(line_no) FROM config
+  WHERE key IN ('compilation_config.cudagraph_capture_sizes', 'compilation_config.max_capture_size',
+                'compilation_config.max_cudagraph_capture_size')
   GROUP BY run_id
 ),
 ceil AS (
   SELECT k.run_id, k.k,
-         coalesce(k.truncated_to, (SELECT max(ceiling) FROM cc WHERE cc.run_id = k.run_id AND ceiling > 0)) AS ceiling,
+         coalesce(k.truncated_to, (SELECT min(ceiling) FROM cc WHERE cc.run_id = k.run_id AND ceiling > 0)) AS ceiling,
          (SELECT min(line_no) FROM events e WHERE e.run_id = k.run_id AND e.kind = 'cudagraph_truncated') AS trunc_line,
          (SELECT min(line_no) FROM cc WHERE cc.run_id = k.run_id) AS cfg_line
   FROM k

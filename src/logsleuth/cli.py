@@ -377,13 +377,14 @@ def report_cmd(
     runs: List[str] = typer.Argument(None, help="Runs: ids, source file names or --label values (default: all)."),
     output: str = typer.Option("report.html", "--output", "-o", help="HTML file to write (- for stdout)."),
     title: Optional[str] = typer.Option(None, "--title", help="Page title."),
+    no_findings: bool = typer.Option(False, "--no-findings", help="Do not run the diagnose rules."),
 ):
     """Write one self-contained HTML report (inline SVG charts, findings, compare table; opens offline)."""
     from .report import build_report
 
     con = _db(read_only=True)
     try:
-        page = build_report(con, list(runs) if runs else None, title=title)
+        page = build_report(con, list(runs) if runs else None, title=title, findings=not no_findings)
     finally:
         con.close()
     if output == "-":

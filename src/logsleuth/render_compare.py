@@ -54,6 +54,15 @@ def best_index(r: Row) -> set[int]:
     return {i for i, v in nums if v == target}
 
 
+def config_cell(r, i: int) -> str:
+    """Display text of a config-difference cell: 'default' where the run carries the key with no value,
+    '-' where it does not carry the key at all."""
+    v = r.values[i]
+    if v is None:
+        return "default" if r.keys[i] is not None else "-"
+    return fmt_value(v)
+
+
 def compare_json(result: CompareResult) -> str:
     return json.dumps(result.as_dict(), indent=2, default=str, ensure_ascii=False) + "\n"
 
@@ -75,7 +84,7 @@ def compare_markdown(result: CompareResult) -> str:
         out += ["## Configuration differences", "", "| setting | " + " | ".join(esc(n) for n in names) + " |",
                 "|---|" + "---|" * len(names)]
         for r in result.config:
-            out.append(f"| {esc(r.title)} | " + " | ".join(esc(fmt_value(v)) for v in r.values) + " |")
+            out.append(f"| {esc(r.title)} | " + " | ".join(esc(config_cell(r, i)) for i in range(len(r.values))) + " |")
         out.append("")
     for n in result.notes:
         out.append(f"_Note: {esc(n)}_")
@@ -117,7 +126,7 @@ def compare_rich(result: CompareResult):
         for c in result.columns:
             ct.add_column(c.name, overflow="fold")
         for r in result.config:
-            ct.add_row(Text(r.title), *[Text(_clip(fmt_value(v))) for v in r.values])
+            ct.add_row(Text(r.title), *[Text(_clip(config_cell(r, i))) for i in range(len(r.values))])
         parts.append(ct)
     for n in result.notes:
         parts.append(Text(f"note: {n}", style="dim"))

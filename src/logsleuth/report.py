@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Iterable
 
 from .compare import CompareResult, band_of, compare, startup_phases
-from .render_compare import best_index, fmt_value, row_title
+from .render_compare import best_index, config_cell, fmt_value, row_title
 
 # Okabe-Ito, readable by colour-blind people; yellow darkened for white paper
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#555555", "#B8A000"]
 PHASE_COLORS = {"init": "#9E9E9E", "weights": "#0072B2", "compile": "#CC79A7", "KV cache": "#009E73",
                 "graph capture": "#E69F00", "ready": "#56B4E9"}
+DASHES = [None, "6 3", "2 2", "8 3 2 3"]  # after each 8 colours, the next line style
 MAX_POINTS = 1200  # per series; longer series are reduced to min/max per bucket
 
 
@@ -208,7 +209,8 @@ def timeline_svg(rows: list[tuple[str, dict]], width: int = 880) -> str:
            f'width="{width}" height="{H}" role="img" aria-label="startup timeline"><title>startup timeline</title>']
     for t in ticks:
         out.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{mt}" y2="{H - mb}" class="grid"/>'
-                   f'<text x="{sx(t):.1f}" y="{H - mb + 16}" text-anchor="middle" class="tick">{esc(fmt_tick(t))}</text>')
+                   f'<text x="{sx(t):.1f}" y="{H - mb + 16}" text-anchor="middle" class="tick">'
+                   f'{esc(fmt_tick(t))}</text>')
     out.append(f'<text x="{ml + pw / 2}" y="{H - 6}" text-anchor="middle" class="axis">seconds from launch</text>')
     for i, (name, tl) in enumerate(rows):
         y = mt + i * rh
@@ -217,8 +219,8 @@ def timeline_svg(rows: list[tuple[str, dict]], width: int = 880) -> str:
             x0, x1 = sx(p["start_s"]), sx(p["end_s"])
             color = PHASE_COLORS.get(p["phase"], "#999")
             tip = f'{name}: {p["phase"]} {p["start_s"]:,.0f}-{p["end_s"]:,.0f} s ({p["end_s"] - p["start_s"]:,.1f} s)'
-            out.append(f'<rect class="phase" x="{x0:.1f}" y="{y + 4}" width="{max(x1 - x0, 1.5):.1f}" height="{rh - 8}" '
-                       f'fill="{color}"><title>{esc(tip)}</title></rect>')
+            out.append(f'<rect class="phase" x="{x0:.1f}" y="{y + 4}" width="{max(x1 - x0, 1.5):.1f}" '
+                       f'height="{rh - 8}" fill="{color}"><title>{esc(tip)}</title></rect>')
         if tl.get("ready_s") is not None:
             xr = sx(tl["ready_s"])
             out.append(f'<line x1="{xr:.1f}" x2="{xr:.1f}" y1="{y + 2}" y2="{y + rh - 2}" class="ready"/>')
@@ -239,6 +241,7 @@ class RunData:
     run_id: int
     name: str
     color: str
+    dash: str | None
     summary: dict
     decode: list  # dicts: t, running, queued, kv, gen
     spec: list  # (t, accept_len)
@@ -290,6 +293,7 @@ def _load_runs(con, result: CompareResult) -> list[RunData]:
         else:
             t_spec = [(k, r["accept_len"]) for k, r in enumerate(sp)]
         out.append(RunData(run_id=c.run_id, name=c.name, color=PALETTE[i % len(PALETTE)],
+                           dash=DASHES[(i // len(PALETTE)) % len(DASHES)],
                            summary=summ.get(c.run_id, {}), decode=decode, spec=t_spec,
                            timeline=tls.get(c.run_id), errors=errs.get(c.run_id, []),
                            findings=[f for f in result.findings if getattr(f, "run_id", None) in c.run_ids],
@@ -319,7 +323,8 @@ def _charts(runs: list[RunData], width: int, half: int | None = None) -> dict[st
     runs = _with_data(runs)
     tl = _time_label(runs)
     out = {}
-    gen = [Series(r.name, r.color, [(d["t"], d["gen"]) for d in r.decode if d["gen"] is not None]) for r in runs]
+    gen = [Series(r.name, r.color, [(d["t"], d["gen"]) for d in r.decode if d["gen"] is not None], dash=r.dash)
+           for r in runs]
     out["throughput"] = Chart("generation throughput over time", tl, "gen tok/s", gen, width=width,
                               kind="throughput").svg()
     conc = []
@@ -332,18 +337,21 @@ def _charts(runs: list[RunData], width: int, half: int | None = None) -> dict[st
             by_band.setdefault(band_of(x), []).append((x, y))
         med = sorted((_median([p[0] for p in v]), _median([p[1] for p in v])) for v in by_band.values())
         if med:
-            conc.append(Series(f"{r.name} (band median)", r.color, med, mode="line+points", width=2.2))
+            conc.append(Series(f"{r.name} (band median)", r.color, med, mode="line+points", width=2.2, dash=r.dash))
     out["concurrency"] = Chart("throughput against running requests", "running requests (log scale)", "gen tok/s",
                                conc, x_log=True, width=width, kind="concurrency").svg()
     spec_runs = [r for r in runs if r.spec]
     if spec_runs:
         out["acceptance"] = Chart("speculative acceptance length over time", tl, "accepted tokens / step",
-                                  [Series(r.name, r.color, r.spec) for r in spec_runs], y_zero=True, width=width,
+                                  [Series(r.name, r.color, r.spec, dash=r.dash) for r in spec_runs], y_zero=True,
+                                  width=width,
                                   kind="acceptance").svg()
-    kv = [Series(r.name, r.color, [(d["t"], d["kv"] * 100) for d in r.decode if d["kv"] is not None]) for r in runs]
+    kv = [Series(r.name, r.color, [(d["t"], d["kv"] * 100) for d in r.decode if d["kv"] is not None], dash=r.dash)
+          for r in runs]
     out["kv"] = Chart("KV cache usage over time", tl, "KV cache used (%)", kv, y_max=100, width=half or width,
                       kind="kv").svg()
-    q = [Series(r.name, r.color, [(d["t"], d["queued"]) for d in r.decode if d["queued"] is not None]) for r in runs]
+    q = [Series(r.name, r.color, [(d["t"], d["queued"]) for d in r.decode if d["queued"] is not None], dash=r.dash)
+         for r in runs]
     out["queue"] = Chart("queued requests over time", tl, "queued requests", q, width=half or width,
                          y_integer=True, kind="queue").svg()
     out["timeline"] = timeline_svg([(r.name, r.timeline) for r in timeline_runs], width=width)
@@ -357,8 +365,9 @@ CSS = """
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--fg);
        background: var(--bg); margin: 0 auto; max-width: 1240px; padding: 24px 28px 60px; }
-h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 19px; margin: 34px 0 10px; border-bottom: 1px solid var(--line);
-     padding-bottom: 4px; } h3 { font-size: 15px; margin: 18px 0 6px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h2 { font-size: 19px; margin: 34px 0 10px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+h3 { font-size: 15px; margin: 18px 0 6px; }
 .muted, .note { color: var(--muted); } nav a { margin-right: 14px; color: #0b5cad; text-decoration: none; }
 table { border-collapse: collapse; font-size: 13px; margin: 6px 0 12px; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: right; vertical-align: top; }
@@ -370,6 +379,7 @@ td.best { font-weight: 700; color: #05603a; }
 figure { margin: 10px 0 18px; } figcaption { font-weight: 600; margin-bottom: 2px; }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 16px; font-size: 12px; color: var(--muted); margin: 2px 0 4px; }
 .sw { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 5px; vertical-align: -1px; }
+.swl { margin-right: 5px; vertical-align: 0; }
 svg.chart { display: block; max-width: 100%; height: auto; font-size: 11px; }
 svg .plot { fill: #fff; stroke: #d0d5dd; } svg .grid { stroke: #eef0f3; } svg .tick { fill: #667085; }
 svg .axis { fill: #344054; font-size: 12px; } svg .rowname { fill: #344054; font-size: 12px; }
@@ -380,7 +390,8 @@ svg .ready { stroke: #d92d20; stroke-width: 2; } svg .empty { fill: #98a2b3; fon
 dl.facts { display: grid; grid-template-columns: max-content 1fr max-content 1fr; gap: 2px 14px; margin: 6px 0 10px; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 .finding { border-left: 4px solid #98a2b3; padding: 4px 10px; margin: 8px 0; background: var(--soft); }
-.finding.critical { border-color: #d92d20; } .finding.warning { border-color: #f79009; } .finding.info { border-color: #2e90fa; }
+.finding.critical { border-color: #d92d20; } .finding.warning { border-color: #f79009; }
+.finding.info { border-color: #2e90fa; }
 .sev { font-weight: 700; text-transform: uppercase; font-size: 11px; margin-right: 6px; }
 .critical .sev { color: #b42318; } .warning .sev { color: #b54708; } .info .sev { color: #175cd3; }
 pre, code { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
@@ -393,9 +404,19 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
 
-def _legend(items: Iterable[tuple[str, str]]) -> str:
-    return '<div class="legend">' + "".join(
-        f'<span><span class="sw" style="background:{c}"></span>{esc(n)}</span>' for n, c in items) + "</div>"
+def _legend(items: Iterable[tuple]) -> str:
+    """Legend entries (name, colour[, dash]): a swatch, or a short line when the series is dashed."""
+    out = []
+    for item in items:
+        name, color = item[0], item[1]
+        dash = item[2] if len(item) > 2 else None
+        if dash:
+            sw = (f'<svg class="swl" width="22" height="10" aria-hidden="true"><line x1="0" y1="5" x2="22" y2="5" '
+                  f'stroke="{color}" stroke-width="2.5" stroke-dasharray="{dash}"/></svg>')
+        else:
+            sw = f'<span class="sw" style="background:{color}"></span>'
+        out.append(f"<span>{sw}{esc(name)}</span>")
+    return '<div class="legend">' + "".join(out) + "</div>"
 
 
 def _figure(title: str, svg: str, legend: str = "", note: str = "") -> str:
@@ -420,7 +441,7 @@ def compare_html(result: CompareResult) -> str:
         out.append('<h3>Configuration differences</h3><div class="tablewrap"><table class="config"><thead><tr>'
                    f'<th>setting</th>{head}</tr></thead><tbody>')
         for r in result.config:
-            cells = "".join(f"<td>{esc(fmt_value(v))}</td>" for v in r.values)
+            cells = "".join(f"<td>{esc(config_cell(r, i))}</td>" for i in range(len(r.values)))
             tip = "; ".join(f"{c.name}: {k}" for c, k in zip(result.columns, r.keys) if k)
             out.append(f'<tr data-key="{esc(r.name)}"><td title="{esc(tip)}">{esc(r.title)}</td>{cells}</tr>')
         out.append("</tbody></table></div>")
@@ -483,11 +504,13 @@ def render_html(result: CompareResult, runs: list[RunData], *, title: str = "log
     from . import __version__
 
     gen = generated_at or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    run_legend = _legend((r.name, r.color) for r in _with_data(runs))
+    run_legend = _legend((r.name, r.color, r.dash) for r in _with_data(runs))
+    spec_legend = _legend((r.name, r.color, r.dash) for r in runs if r.spec)
     phase_legend = _legend(PHASE_COLORS.items())
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             '<link rel="icon" href="data:,">',
              f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
              f"<header><h1>{esc(title)}</h1><p class=\"muted\">{len(result.columns)} column(s), "
              f"{len(runs)} server run(s) · generated {esc(gen)} by logsleuth {esc(__version__)} · "
@@ -507,7 +530,7 @@ def render_html(result: CompareResult, runs: list[RunData], *, title: str = "log
                            "dots: decode samples; line: median per band of running requests (1, 2-4, 5-16, "
                            "17-64, 65-256, >256)"))
         if "acceptance" in ch:
-            sec.append(_figure("Speculative acceptance length over time", ch["acceptance"], run_legend))
+            sec.append(_figure("Speculative acceptance length over time", ch["acceptance"], spec_legend))
         sec.append('<div class="grid2">' + _figure("KV cache usage over time", ch["kv"], run_legend)
                    + _figure("Queued requests over time", ch["queue"], run_legend) + "</div>")
         sec.append(_figure("Startup timeline", ch["timeline"], phase_legend,
@@ -549,10 +572,11 @@ def render_html(result: CompareResult, runs: list[RunData], *, title: str = "log
 
 
 def build_report(con, selectors: Iterable[str | int] | None = None, *, title: str | None = None,
-                 generated_at: str | None = None, timings: dict | None = None) -> str:
-    """The whole HTML report for the selected runs. ``timings`` (a dict) receives seconds per stage."""
+                 generated_at: str | None = None, timings: dict | None = None, findings: bool = True) -> str:
+    """The whole HTML report for the selected runs. ``timings`` (a dict) receives seconds per stage;
+    ``findings=False`` skips the diagnose rules."""
     t = time.perf_counter()
-    result = compare(con, selectors)
+    result = compare(con, selectors, findings=findings)
     t1 = time.perf_counter()
     runs = _load_runs(con, result)
     t2 = time.perf_counter()

@@ -75,6 +75,7 @@ class RunState:
     ordinal: int = 0  # 0 = lines before the first launch marker
     prev_rank: int | None = None
     starts: list = field(default_factory=list)  # (ordinal, line_no)
+    pid_starts: list = field(default_factory=list)  # (pid, line_no, ordinal) of Ray-tagged launches
 
 
 def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> pl.DataFrame:
@@ -84,7 +85,7 @@ def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> p
     prelaunch = ["shell_trace", "python_warning", "vllm_platform", "env_export", "continuation",
                  "sgl_attn_default", "sgl_spec_max_running", "sgl_overlap_disabled_spec",
                  "sgl_spec_other_notice", "sgl_fa3_fp8_fallback", "dtype_cast", "quant_not_optimized",
-                 "launch_wrapper", "launch_command", "blank", "hf_notice", "tokenizers_fork"]
+                 "launch_wrapper", "launch_command", "date_echo", "hf_notice", "tokenizers_fork"]
     # vLLM's "Automatically detected platform" is printed (with a timestamp) by the new process
     # at import, before its banner
     stamped = ["vllm_platform"]
@@ -94,10 +95,10 @@ def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> p
     f = f.with_columns((~pl.col("_mv")).cum_sum().alias("_streak"))
     f = f.with_columns(pl.when(pl.col("_mv")).then(pl.col("line_no").min().over(["_streak", "_mv"]))
                        .otherwise(None).shift(1).alias("_from"))
-    markers = f.filter(pl.col("pattern").is_in(list(launch_rank))).select("line_no", "pattern", "_from")
+    markers = f.filter(pl.col("pattern").is_in(list(launch_rank))).select("line_no", "pattern", "_from", "pid")
     f = f.drop("_mv", "_streak", "_from")
     new_starts = []
-    for line_no, pattern, from_line in markers.iter_rows():  # markers only: a handful per launch
+    for line_no, pattern, from_line, pid in markers.iter_rows():  # markers only: a handful per launch
         rank = launch_rank[pattern]
         if st.prev_rank is None or rank < st.prev_rank or (rank == st.prev_rank and rank == 0):
             st.ordinal += 1
@@ -106,6 +107,8 @@ def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> p
                 start = line_no  # the first launch keeps everything before it (see finalize_source)
             st.starts.append((st.ordinal, start))
             new_starts.append((start, st.ordinal))
+            if pid is not None:
+                st.pid_starts.append((int(pid), line_no, st.ordinal))
         st.prev_rank = rank
     first_ordinal = st.ordinal - len(new_starts)
     if new_starts:
@@ -114,6 +117,17 @@ def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> p
         f = f.with_columns(pl.col("_ord").fill_null(first_ordinal))
     else:
         f = f.with_columns(pl.lit(st.ordinal, dtype=pl.Int64).alias("_ord"))
+    if st.pid_starts:
+        # Ray actors interleave several engines in one stream: a line tagged with an actor's pid
+        # belongs to that actor's latest launch, whatever other actor launched in between.
+        by_pid = pl.DataFrame(st.pid_starts, schema={"pid": pl.Int64, "line_no": pl.Int64, "_pord": pl.Int64},
+                              orient="row").sort("line_no")
+        import warnings
+
+        with warnings.catch_warnings():  # both sides are sorted by line_no within each pid
+            warnings.simplefilter("ignore")
+            f = f.sort("line_no").join_asof(by_pid, on="line_no", by="pid", strategy="backward")
+        f = f.with_columns(pl.coalesce(pl.col("_pord"), pl.col("_ord")).alias("_ord")).drop("_pord")
     return f.with_columns((pl.col("_ord") + st.base_run_id).cast(pl.Int32).alias("run_id")).drop("_ord")
 
 

@@ -261,19 +261,69 @@ def _byte_stream(src: Source) -> BinaryIO:
 
 
 def _lines_frame(text: str, first_line_no: int, cut_flags: list[int]) -> pl.DataFrame:
-    """Split decoded text into physical lines in Rust (no Python loop over lines)."""
-    s = pl.Series("raw", [text], dtype=pl.Utf8).str.split("\n").explode()
-    frame = pl.DataFrame({"raw": s}).with_row_index("line_no", offset=first_line_no)
+    """Split decoded text into physical lines (slow path: text that needed replacement)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    lines = pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten()
+    frame = pl.DataFrame({"raw": pl.from_arrow(lines)}).with_row_index("line_no", offset=first_line_no)
+    return _finish_frame(frame, cut_flags)
+
+
+def _finish_frame(frame: pl.DataFrame, cut_flags: list[int]) -> pl.DataFrame:
     frame = frame.with_columns(pl.col("line_no").cast(pl.Int64))
-    truncated = pl.col("raw").str.len_bytes() > MAX_LINE_BYTES
+    too_long = pl.col("raw").str.len_bytes() > MAX_LINE_BYTES
+    if not cut_flags and not frame.select(too_long.any()).item():
+        return frame.with_columns(pl.lit(False).alias("truncated"))
+    truncated = too_long
     if cut_flags:
         truncated = truncated | pl.col("line_no").is_in(cut_flags)
     return frame.with_columns(
-        pl.when(pl.col("raw").str.len_bytes() > MAX_LINE_BYTES)
-        .then(pl.col("raw").str.slice(0, MAX_LINE_BYTES))
-        .otherwise(pl.col("raw")).alias("raw"),
+        pl.when(too_long).then(pl.col("raw").str.slice(0, MAX_LINE_BYTES)).otherwise(pl.col("raw")).alias("raw"),
         truncated.alias("truncated"),
     )
+
+
+def _fast_frame(buf, lo: int, hi: int, first_line_no: int) -> pl.DataFrame | None:
+    """Lines of ``buf[lo:hi]``, a block of whole lines each ending in ``\n``, without a Python
+    loop and without copying the text through Python strings: newline offsets come from
+    numpy, the bytes become an Arrow string array in place, Arrow validates the UTF-8.
+    Returns None when the block needs the slow path (invalid UTF-8 or NUL bytes)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if buf.find(b"\x00", lo, hi) >= 0:
+        return None
+    arr8 = np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo)
+    ends = np.flatnonzero(arr8 == 10)
+    offsets = np.empty(len(ends) + 1, dtype=np.int64)
+    offsets[0] = 0
+    offsets[1:] = ends + 1
+    arr = pa.LargeStringArray.from_buffers(len(ends), pa.py_buffer(offsets),
+                                           pa.py_buffer(memoryview(buf)[lo:hi]))
+    try:
+        arr.validate(full=True)  # UTF-8 check
+    except pa.ArrowInvalid:
+        return None
+    raw = pl.from_arrow(arr).str.strip_suffix("\n")
+    frame = pl.DataFrame({"raw": raw}).with_row_index("line_no", offset=first_line_no)
+    return _finish_frame(frame, [])
+
+
+def _block_frame(buf, lo: int, hi: int, src: Source, first_line_no: int, cut_flags: list[int],
+                 has_nl: bool) -> pl.DataFrame:
+    """Frame of the lines of ``buf[lo:hi]`` (which ends in the newline of its last line when
+    ``has_nl``; that newline does not start another line)."""
+    if not cut_flags:
+        if has_nl:
+            frame = _fast_frame(buf, lo, hi, first_line_no)
+        else:
+            tmp = bytearray(buf[lo:hi]) + b"\n"
+            frame = _fast_frame(tmp, 0, len(tmp), first_line_no)
+        if frame is not None:
+            return frame
+    block = bytes(buf[lo:hi - 1] if has_nl else buf[lo:hi])
+    return _lines_frame(_decode(block, src), first_line_no, cut_flags)
 
 
 def _decode(block: bytes, src: Source) -> str:
@@ -288,46 +338,62 @@ def _decode(block: bytes, src: Source) -> str:
     return text
 
 
+def _read_into(stream, view) -> int:
+    got = 0
+    while got < len(view):
+        n = stream.readinto(view[got:])
+        if not n:
+            break
+        got += n
+    return got
+
+
 def iter_chunks(src: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk]:
-    """Yield chunks of whole lines. A line longer than a chunk is cut (bounded memory)."""
+    """Yield chunks of whole lines. A line longer than a chunk is cut (bounded memory).
+
+    Each chunk is read into a fresh buffer (the frame's text may point into it), after the
+    unfinished last line of the previous one; nothing is copied through Python strings on
+    the fast path."""
     line_no = 1
     pending = b""
     cut_pending = False  # we are skipping the rest of an over-long line
     try:
         with _byte_stream(src) as stream:
             while True:
-                block = stream.read(chunk_bytes)
-                eof = not block
+                buf = bytearray(len(pending) + chunk_bytes)
+                buf[:len(pending)] = pending
+                n = _read_into(stream, memoryview(buf)[len(pending):])
+                eof = n == 0
+                lo, hi = 0, len(pending) + n
                 if cut_pending:
-                    nl = block.find(b"\n")
+                    nl = buf.find(b"\n", lo, hi)
                     if nl < 0 and not eof:
                         continue  # still inside the over-long line: drop the bytes
-                    block = block[nl + 1:] if nl >= 0 else b""
+                    lo = nl + 1 if nl >= 0 else hi
                     cut_pending = False
-                buf = pending + block
-                cut_flags: list[int] = []
                 if eof:
-                    if buf.endswith(b"\n"):
-                        buf = buf[:-1]
-                    if not buf and line_no > 1:
+                    has_nl = hi > lo and buf[hi - 1] == 10
+                    if hi == lo and line_no > 1:
                         return
-                    frame = _lines_frame(_decode(buf, src), line_no, cut_flags)
+                    if hi - (1 if has_nl else 0) == lo and line_no > 1:
+                        return
+                    frame = _block_frame(buf, lo, hi, src, line_no, [], has_nl)
                     yield LineChunk(_post(frame, src), final=True)
                     return
-                nl = buf.rfind(b"\n")
+                nl = buf.rfind(b"\n", lo, hi)
                 if nl < 0:
-                    if len(buf) >= chunk_bytes:
+                    if hi - lo >= chunk_bytes:
                         # one line longer than a whole chunk: keep its head, skip the rest
-                        head = buf[:MAX_LINE_BYTES]
-                        frame = _lines_frame(_decode(head, src), line_no, [line_no])
+                        head = bytes(buf[lo:lo + MAX_LINE_BYTES])
+                        frame = _block_frame(head, 0, len(head), src, line_no, [line_no], False)
                         line_no += 1
                         pending, cut_pending = b"", True
                         yield LineChunk(_post(frame, src), final=False)
                     else:
-                        pending = buf
+                        pending = bytes(buf[lo:hi])
                     continue
-                text_part, pending = buf[:nl], buf[nl + 1:]
-                frame = _lines_frame(_decode(text_part, src), line_no, cut_flags)
+                pending = bytes(buf[nl + 1:hi])
+                frame = _block_frame(buf, lo, nl + 1, src, line_no, [], True)
                 line_no += frame.height
                 yield LineChunk(_post(frame, src), final=False)
     except (OSError, EOFError, zlib.error) as exc:

@@ -1,0 +1,37 @@
+-- id: queue_saturation
+-- severity: warning
+-- title: Run {run_id}: the queue grew from {q_first} to {q_max} waiting over {span_s} s ({n_lines} consecutive stats lines) while {running_desc} and KV usage stayed at ~{kv_pct} % — arrivals exceed what the server can serve
+-- fix: Scale out (more replicas / DP behind a router), rate-limit clients, or raise capacity (more KV memory: sgl_mem_fraction_too_low, vllm_max_concurrency_below_target, FP8 KV, shorter max context). For offline throughput runs a standing queue is expected.
+-- params: kv_full=0.9, kv_busy_at_cap=0.7, min_lines=3, min_span_s=30
+-- source: diagnostics.md R15 — SGLang hyperparameter tuning docs, vLLM optimization docs. A saturated stats line (primary rank) has requests waiting and either KV usage >= 90 % or Running at the admission cap with KV >= 70 % (below that the cap itself is the limit: running_pinned_at_cap). Fires on a run of >=3 consecutive saturated lines spanning >=30 s in which the queue grows; short admission ramps stay silent.
+WITH caps AS (SELECT run_id, max_running_requests AS cap FROM runs),
+s AS (
+  SELECT d.run_id, d.line_no, d.ts, d.running_reqs, d.queued_reqs, d.kv_usage,
+         coalesce(d.engine_idx, d.dp_rank, -1) AS eng,
+         coalesce(d.queued_reqs > 0 AND (d.kv_usage >= $kv_full
+                   OR (d.running_reqs >= c.cap AND d.kv_usage >= $kv_busy_at_cap)), false) AS sat
+  FROM decode_stats d JOIN caps c USING (run_id)
+  WHERE d.primary_rank AND d.ts IS NOT NULL
+),
+islands AS (
+  SELECT *, row_number() OVER (PARTITION BY run_id, eng ORDER BY line_no)
+          - row_number() OVER (PARTITION BY run_id, eng, sat ORDER BY line_no) AS grp
+  FROM s
+),
+runs_of_sat AS (
+  SELECT run_id, eng, grp, count(*) AS n_lines, min(line_no) AS line_no, max(line_no) AS last_line,
+         arg_min(queued_reqs, line_no) AS q_first, max(queued_reqs) AS q_max,
+         CAST(epoch(max(ts)) - epoch(min(ts)) AS INTEGER) AS span_s,
+         CAST(median(running_reqs) AS INTEGER) AS running_med, min(running_reqs) AS running_min,
+         max(running_reqs) AS running_max, round(100 * median(kv_usage), 1) AS kv_pct,
+         arg_max(line_no, queued_reqs) AS q_max_line
+  FROM islands WHERE sat GROUP BY run_id, eng, grp
+)
+SELECT x.run_id, x.line_no, x.q_first, x.q_max, x.span_s, x.n_lines, x.kv_pct,
+       CASE WHEN x.running_min = x.running_max THEN 'running stayed at ' || x.running_med
+            ELSE 'running was ' || x.running_min || '–' || x.running_max END
+       || CASE WHEN c.cap IS NOT NULL AND x.running_max >= c.cap THEN ' (the cap ' || c.cap || ')' ELSE '' END AS running_desc,
+       list_distinct([x.q_max_line, x.last_line]) AS evidence_lines
+FROM runs_of_sat x JOIN caps c USING (run_id)
+WHERE x.n_lines >= $min_lines AND x.span_s >= $min_span_s AND x.q_max > x.q_first
+QUALIFY row_number() OVER (PARTITION BY x.run_id ORDER BY x.span_s DESC, x.line_no) = 1

@@ -1,0 +1,73 @@
+-- id: startup_exception
+-- severity: critical
+-- title: Run {run_id} failed to start{stage}: {exc_type}: {exc_message}
+-- fix: Read the traceback at the quoted line: it names the failing component (kernel compile, model code, config validation). Typical fixes: a backend/dtype the GPU supports (e.g. no fp8e4nv on Ampere/RDNA: use a bf16 KV cache or another attention backend), an engine version that supports the model/quantization, or corrected launch arguments.
+-- source: diagnostics.md §2 start-up failure causes (catch-all after the specific ones: vllm_kv_too_small_for_max_model_len, startup_free_memory_below_utilization, startup_oom, cuda_graph_capture_oom, sgl_mem_fraction_too_low, illegal_memory_access, watchdog timeouts). The root cause is the first exception record of a run that ended `startup_failed`, skipping wrappers (`Received sigquit from a child process`, `Engine core initialization failed`, EngineDeadError, worker-died notices). Real: the 2x RTX 3090 Triton `CompilationError` (fp8e4nv not supported) boot failure.
+WITH failed AS (
+  SELECT run_id, ready_line FROM runs WHERE end_state = 'startup_failed'
+),
+cand AS (
+  SELECT e.run_id, e.line_no, e.last_line, e.kind, e.message, e.traceback,
+         coalesce(e.exc_type, nullif(regexp_extract(e.message, '^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))', 1), '')) AS exc
+  FROM errors e JOIN failed f USING (run_id)
+  WHERE coalesce(e.kind, '') NOT IN ('child_failed', 'scheduler_dead', 'worker_died', 'engine_init_failed', 'engine_dead',
+                                     'output_handler_failed', 'exception_ignored', 'fatal_signal', 'health_check_failed',
+                                     'asgi_exception', 'request_error', 'request_too_long', 'traceback')
+    AND e.message NOT LIKE '%Engine core initialization failed%'
+    AND e.message NOT LIKE '%Engine process failed to start%'
+    AND e.message NOT LIKE '%EngineDeadError%'
+    AND (e.exc_type IS NOT NULL OR regexp_matches(e.message, '^[A-Za-z_][\w.]*(?:Error|Exception)\b'))
+),
+root AS (SELECT * FROM cand QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY line_no) = 1),
+covered AS (  -- causes that have their own rule
+  SELECT run_id FROM root
+  WHERE message ILIKE '%out of memory%' OR exc ILIKE '%OutOfMemory%' OR traceback ILIKE '%CUDA out of memory%'
+     OR message LIKE '%Free memory on device%less than desired GPU memory utilization%'
+     OR message LIKE '%max seq len%'
+     OR message LIKE '%Not enough memory. Please try to increase --mem-fraction-static%'
+     OR message ILIKE '%illegal memory access%'
+     OR kind IN ('watchdog_timeout', 'nccl_watchdog_timeout', 'cuda_graph_capture_failed', 'kv_alloc_oom',
+                 'not_enough_memory', 'illegal_memory_access', 'insufficient_free_memory', 'kv_cache_too_small')
+),
+exact AS (  -- the exception line itself, and the last line of a multi-line message (Triton's ValueError(...))
+  SELECT r.run_id,
+    (SELECT min(l.line_no) FROM lines l WHERE l.run_id = r.run_id
+       AND l.line_no BETWEEN r.line_no AND coalesce(r.last_line, r.line_no)
+       AND l.raw LIKE '%' || r.exc || ':%') AS line_no,
+    nullif(trim(regexp_extract(coalesce(r.traceback, ''), '\n\s*(\w+(?:Error|Exception)\(.*\))\s*$', 1)), '') AS tail
+  FROM root r
+),
+milestone AS (
+  SELECT run_id, line_no,
+    CASE
+      WHEN kind IN ('weights_begin', 'weight_shards') THEN 'while loading the weights'
+      WHEN kind IN ('weights_loaded', 'weights_load_time', 'drafter_load') THEN 'after the weights loaded'
+      WHEN kind IN ('dynamo_transform', 'compile_graph') THEN 'during torch.compile'
+      WHEN kind IN ('torch_compile', 'compile_cache_hit') THEN 'after torch.compile'
+      WHEN kind IN ('kv_cache_memory', 'kv_cache_tokens', 'max_concurrency', 'kv_blocks', 'kv_cache_allocated',
+                    'memory_pool_end', 'limits') THEN 'after the KV cache was allocated'
+      WHEN kind IN ('cuda_graph_begin', 'cuda_graph_bs', 'cuda_graph_draft_begin', 'cuda_graph_piecewise_begin') THEN 'during CUDA-graph capture'
+      WHEN kind IN ('cuda_graph_end', 'cuda_graph_draft_end', 'cuda_graph_piecewise_end') THEN 'after CUDA-graph capture'
+      ELSE 'early in start-up'
+    END AS stage
+  FROM events
+  WHERE kind IN ('weights_begin', 'weight_shards', 'weights_loaded', 'weights_load_time', 'drafter_load',
+                 'dynamo_transform', 'compile_graph', 'torch_compile', 'compile_cache_hit', 'kv_cache_memory',
+                 'kv_cache_tokens', 'max_concurrency', 'kv_blocks', 'kv_cache_allocated', 'memory_pool_end', 'limits',
+                 'cuda_graph_begin', 'cuda_graph_bs', 'cuda_graph_draft_begin', 'cuda_graph_piecewise_begin',
+                 'cuda_graph_end', 'cuda_graph_draft_end', 'cuda_graph_piecewise_end', 'dist_init_begin', 'version_banner')
+)
+SELECT r.run_id, coalesce(x.line_no, r.line_no) AS line_no,
+       regexp_replace(r.exc, '^.*\.', '') AS exc_type,
+       left(trim(regexp_replace(regexp_replace(r.message, '^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt):\s*', ''), '\s+', ' ', 'g'))
+            || CASE WHEN x.tail IS NOT NULL AND strpos(r.message, x.tail) = 0 THEN ' … ' || x.tail ELSE '' END, 400) AS exc_message,
+       r.exc AS exception,
+       coalesce(' ' || (SELECT m.stage FROM milestone m WHERE m.run_id = r.run_id AND m.line_no < r.line_no
+                        ORDER BY m.line_no DESC LIMIT 1),
+                CASE WHEN r.traceback ILIKE '%cuda_graph%' AND (r.traceback ILIKE '%capture%' OR r.traceback ILIKE '%piecewise%')
+                       THEN ' during CUDA-graph capture (per the traceback)'
+                     WHEN r.traceback ILIKE '%load_weights%' THEN ' while loading the weights (per the traceback)' END,
+                '') AS stage,
+       CASE WHEN x.line_no IS NOT NULL AND x.line_no <> r.line_no THEN [r.line_no] END AS evidence_lines
+FROM root r LEFT JOIN exact x USING (run_id)
+WHERE r.run_id NOT IN (SELECT run_id FROM covered)
