@@ -367,4 +367,5 @@ def test_golden_diagnose_json_on_story(cli, db_path):
     if os.environ.get("LOGSLEUTH_UPDATE_GOLDEN") or not GOLDEN.exists():
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    assert data == json.loads(GOLDEN.read_text(encoding="utf-8"))
+    assert data == json.loads(GOLDEN.read_text(encoding="utf-8")), (
+        "diagnose JSON changed; if intended, regenerate with LOGSLEUTH_UPDATE_GOLDEN=1 pytest tests/test_rules_b.py")

@@ -14,6 +14,9 @@ WITH oom0 AS (
 oom AS (  -- point at the OOM line itself (a wrapper record may start at "EngineCore failed to start.")
   SELECT o.run_id, coalesce((SELECT min(l.line_no) FROM lines l WHERE l.run_id = o.run_id
                                AND l.line_no BETWEEN o.line_no AND coalesce(o.last_line, o.line_no)
+                               AND l.raw ILIKE '%graph failed%out of memory%'),
+                             (SELECT min(l.line_no) FROM lines l WHERE l.run_id = o.run_id
+                               AND l.line_no BETWEEN o.line_no AND coalesce(o.last_line, o.line_no)
                                AND l.raw ILIKE '%out of memory%'), o.line_no) AS line_no,
          o.kind, o.message
   FROM oom0 o

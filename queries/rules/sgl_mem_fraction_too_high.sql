@@ -10,13 +10,20 @@ WITH avail AS (
          min(TRY_CAST(json_extract_string(attrs, '$.available_gpu_mem_gb') AS DOUBLE)) AS avail_gb
   FROM events WHERE kind = 'limits' GROUP BY run_id
 ),
-oom AS (
-  SELECT e.run_id, min(e.line_no) AS line_no, count(*) AS n_oom,
-         any_value(coalesce(nullif(regexp_extract(e.message, '(Tried to allocate [\d.]+ [KMG]i?B)', 1), ''), 'CUDA out of memory')) AS detail
+oom0 AS (
+  SELECT e.run_id, e.line_no, e.last_line, coalesce(e.message, '') || ' ' || coalesce(e.traceback, '') AS text
   FROM errors e JOIN runs r USING (run_id)
   WHERE r.engine = 'sglang' AND r.ready_line IS NOT NULL AND e.line_no > r.ready_line
-    AND (e.message ILIKE '%CUDA out of memory%' OR e.exc_type ILIKE '%OutOfMemory%')
-  GROUP BY e.run_id
+    AND (e.message ILIKE '%CUDA out of memory%' OR e.exc_type ILIKE '%OutOfMemory%' OR e.traceback ILIKE '%CUDA out of memory%')
+),
+oom AS (  -- the OOM line itself (the record starts at "Scheduler hit an exception")
+  SELECT o.run_id,
+         min(coalesce((SELECT min(l.line_no) FROM lines l WHERE l.run_id = o.run_id
+                         AND l.line_no BETWEEN o.line_no AND coalesce(o.last_line, o.line_no)
+                         AND l.raw ILIKE '%CUDA out of memory%'), o.line_no)) AS line_no,
+         count(*) AS n_oom,
+         any_value(coalesce(nullif(regexp_extract(o.text, '(Tried to allocate [\d.]+ [KMG]i?B)', 1), ''), 'CUDA out of memory')) AS detail
+  FROM oom0 o GROUP BY o.run_id
 )
 SELECT coalesce(o.run_id, a.run_id) AS run_id,
        coalesce(o.line_no, a.line_no) AS line_no,

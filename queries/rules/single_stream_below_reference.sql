@@ -3,6 +3,7 @@
 -- title: Run {run_id} ({engine}) decodes a single stream at {tok_s} tok/s, {gap_pct}% below run {best_run} ({best_engine}, {best_tok_s} tok/s) on the same model; differences: {differences}
 -- fix: Walk the configuration differences in this order: CUDA graphs -> attention/quantization backend -> communication (custom all-reduce, NCCL_PROTO/NCCL_ALGO/NCCL_P2P_LEVEL on PCIe) -> scheduler steps -> speculative decoding; change one at a time and re-measure at concurrency 1.
 -- params: min_gap=0.1, warn_ratio=0.7, min_samples=5
+-- requires: decode_stats.gen_tok_s
 -- source: diagnostics.md R42 (field report: Kimi-K2.5 on 8x RTX PRO 6000, vLLM 82.5 tok/s NCCL-tuned vs SGLang 63.6; the KB's "warn below 70 % of reference"; §1 reference figures). The reference is the best run of the same model in this database (model name compared by basename, case-insensitive; same TP size; runs on different known GPUs are not compared): median generation throughput of primary-rank stats lines with exactly one running request (run_summary.single_stream_tok_s), from at least min_samples lines. Fires (info) more than min_gap below the best, warning below warn_ratio of it. Idle servers have no single-stream figure and stay silent.
 WITH ss AS (
   SELECT run_id, count(*) AS n_ss, min(line_no) AS line_no FROM decode_stats

@@ -25,12 +25,11 @@ cc AS (  -- capture ceiling from the engine config (dict/JSON repr) or flattened
                 'compilation_config.max_cudagraph_capture_size')
   GROUP BY run_id
 ),
+ccr AS (SELECT run_id, min(ceiling) FILTER (WHERE ceiling > 0) AS ceiling, min(line_no) AS cfg_line FROM cc GROUP BY run_id),
+tr AS (SELECT run_id, min(line_no) AS trunc_line FROM events WHERE kind = 'cudagraph_truncated' GROUP BY run_id),
 ceil AS (
-  SELECT k.run_id, k.k,
-         coalesce(k.truncated_to, (SELECT min(ceiling) FROM cc WHERE cc.run_id = k.run_id AND ceiling > 0)) AS ceiling,
-         (SELECT min(line_no) FROM events e WHERE e.run_id = k.run_id AND e.kind = 'cudagraph_truncated') AS trunc_line,
-         (SELECT min(line_no) FROM cc WHERE cc.run_id = k.run_id) AS cfg_line
-  FROM k
+  SELECT k.run_id, k.k, coalesce(k.truncated_to, ccr.ceiling) AS ceiling, tr.trunc_line, ccr.cfg_line
+  FROM k LEFT JOIN ccr USING (run_id) LEFT JOIN tr USING (run_id)
 ),
 seqs AS (
   SELECT run_id, max(TRY_CAST(value AS INTEGER)) AS max_num_seqs, min(line_no) AS line_no

@@ -21,12 +21,23 @@ LEFT JOIN (
   FROM decode_stats WHERE primary_rank GROUP BY run_id
 ) d USING (run_id)
 LEFT JOIN (
-  SELECT run_id,
-    -- weight by drafted tokens where counts exist, else a plain mean of the observations
-    coalesce(sum(accept_len * drafted_tokens) / nullif(sum(drafted_tokens) FILTER (WHERE accept_len IS NOT NULL), 0),
-             avg(accept_len)) AS accept_len,
-    coalesce(sum(accepted_tokens)::DOUBLE / nullif(sum(drafted_tokens), 0), avg(draft_accept_rate)) AS draft_accept_rate
-  FROM spec_stats WHERE NOT coalesce(cumulative, false) AND accept_len IS NOT NULL GROUP BY run_id
+  -- interval observations: weight by drafted tokens where counts exist, else a plain mean;
+  -- cumulative counters (vLLM V0 "Speculative metrics") already total the run: take the last one
+  SELECT run_id, coalesce(any_value(i.accept_len), any_value(c.accept_len)) AS accept_len,
+         coalesce(any_value(i.draft_accept_rate), any_value(c.draft_accept_rate)) AS draft_accept_rate
+  FROM (SELECT DISTINCT run_id FROM spec_stats WHERE accept_len IS NOT NULL) ids
+  LEFT JOIN (
+    SELECT run_id,
+      coalesce(sum(accept_len * drafted_tokens) / nullif(sum(drafted_tokens) FILTER (WHERE accept_len IS NOT NULL), 0),
+               avg(accept_len)) AS accept_len,
+      coalesce(sum(accepted_tokens)::DOUBLE / nullif(sum(drafted_tokens), 0), avg(draft_accept_rate)) AS draft_accept_rate
+    FROM spec_stats WHERE NOT coalesce(cumulative, false) AND accept_len IS NOT NULL GROUP BY run_id
+  ) i USING (run_id)
+  LEFT JOIN (
+    SELECT run_id, arg_max(accept_len, line_no) AS accept_len, arg_max(draft_accept_rate, line_no) AS draft_accept_rate
+    FROM spec_stats WHERE coalesce(cumulative, false) AND accept_len IS NOT NULL GROUP BY run_id
+  ) c USING (run_id)
+  GROUP BY run_id
 ) sp USING (run_id)
 LEFT JOIN (SELECT run_id, count(*) AS n_errors, count(*) FILTER (WHERE fatal) AS n_fatal FROM errors GROUP BY run_id) e USING (run_id)
 LEFT JOIN (SELECT run_id, count(*) AS n_lines, count(*) FILTER (WHERE kind = 'unparsed') AS n_unparsed FROM lines GROUP BY run_id) l USING (run_id)

@@ -471,6 +471,8 @@ def main() -> None:
             raise
         _err(f"internal error: {type(exc).__name__}: {_one_line(exc)} (run with --debug for a traceback)")
         sys.exit(int(ExitCode.INTERNAL))
+    if rc == int(ExitCode.INTERRUPTED):  # typer turns KeyboardInterrupt into Exit(130), silently
+        _err("interrupted; the file being ingested was rolled back")
     sys.exit(rc if isinstance(rc, int) else int(ExitCode.OK))
 
 

@@ -583,6 +583,8 @@ def _config_diff(con, columns: list[Column], info: dict, eq: Equivalents) -> lis
                 rv = _runs_value(info[rid], s.runs_column)
                 if rv is not None:
                     v, key = _norm(rv, s.kind), f"runs.{s.runs_column}"
+            if v is None and best is not None and str(cfg[best][2]).strip() == "***" and key == best:
+                v = "***"  # redacted at ingest and nothing to fall back on: say so rather than "default"
             vals[rid], keys[rid] = v, key
         emit(s.name, s.title, "setting", vals, keys, s.note)
 

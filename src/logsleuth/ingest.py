@@ -24,7 +24,7 @@ from .grammar import default_grammars
 from .pipeline import configparse
 from .pipeline.detect import detect
 from .pipeline.fold import fold
-from .pipeline.normalize import RunState, TimeState, add_timestamps, assign_runs, redact
+from .pipeline.normalize import RunState, TimeState, add_timestamps, assign_runs, redact_frame
 from .pipeline.parse import extract, parse_frame, patterns_for
 from .pipeline.read import CHUNK_BYTES, _read_head, check_growth, iter_chunks, open_source
 
@@ -133,7 +133,10 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
     carry = None
     n_lines, done_bytes = 0, 0
     for chunk in _last_final(iter_chunks(src, opts.chunk_bytes)):
-        frame = chunk.frame if carry is None else pl.concat([carry, chunk.frame], how="vertical_relaxed")
+        # secrets (and prompts unless --keep-prompts) are masked before anything reads the text,
+        # so lines, config, events, errors and templates never hold them
+        fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts)
+        frame = fresh if carry is None else pl.concat([carry, fresh], how="vertical_relaxed")
         parsed = parse_frame(frame, grammars, parse_engine)
         folded = fold(parsed.frame, pats, bench_columns, final=chunk.final)
         carry = folded.carry
@@ -220,7 +223,7 @@ def _store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, op
         sid, "line_no", "run_id",
         pl.coalesce(pl.col("table"), pl.lit("unparsed")).alias("kind"),
         pl.col("pattern"), pl.col("truncated"),
-        redact(pl.col("raw").str.replace_all(r"\x1b\[[0-9;?]*[A-Za-z]", ""), opts.keep_prompts).alias("raw"),
+        pl.col("raw").str.replace_all(r"\x1b\[[0-9;?]*[A-Za-z]", "").alias("raw"),  # redacted on read
     )
     _insert(con, "lines", lines)
 
@@ -262,7 +265,8 @@ def _store_tracebacks(con, tb: pl.DataFrame, f, line_ctx, inner_kinds, by_name, 
         p = by_name.get(head_pattern)
         kind = (p.const.get("kind") if p else None)
         fatal = (p.const.get("fatal") if p else None)
-        inner = [v for k, v in inner_kinds.items() if head_line <= k <= last_line]
+        # the last error line of the record names the exception that propagated: it decides first
+        inner = [v for k, v in sorted(inner_kinds.items(), reverse=True) if head_line <= k <= last_line]
         head_row = inner_kinds.get(head_line)
         if head_row and head_row.get("kind"):
             kind = kind or head_row.get("kind")

@@ -389,6 +389,8 @@ def _end_state(con, run_id, r) -> None:
     served / ready_idle (ready, with or without traffic), served also for an excerpt that shows
     traffic but no launch, else truncated (the log stops during start-up)."""
     shutdown = _one(con, "SELECT min(line_no) FROM events WHERE run_id = ? AND kind = 'shutdown'", [run_id])
+    if shutdown is not None:  # errors raised while a planned shutdown tears the engine down did not kill it
+        con.execute("UPDATE errors SET fatal = false WHERE run_id = ? AND fatal AND line_no > ?", [run_id, shutdown])
     fatal = fetch_one(con.execute("""SELECT line_no, kind, message FROM errors WHERE run_id = ? AND fatal
                            AND (? IS NULL OR line_no < ?) ORDER BY line_no LIMIT 1""",
                         [run_id, shutdown, shutdown]))
@@ -413,7 +415,7 @@ def _end_state(con, run_id, r) -> None:
         state = "served"
         r["end_line"] = shutdown or r["last_line"]
         r["end_reason"] = ("planned shutdown" if shutdown else "log ends while serving") + \
-            " (excerpt: no launch or ready line in the log)"
+            " (traffic seen, no ready line in the log)"
     else:
         state, r["end_line"] = "truncated", r["last_line"]
         r["end_reason"] = "log ends before the server was ready (no error line)"

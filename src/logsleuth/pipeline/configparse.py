@@ -14,9 +14,15 @@ import ast
 import json
 import re
 
-# "token" only as a credential name (hf_token, api_token), not counts such as
-# num_speculative_tokens / max_num_batched_tokens or tokenizer paths
-_SECRET_KEY = re.compile(r"(api[_-]?key|token$|secret|passw(or)?d|credential|(?:^|_)auth|access[_-]?key)", re.I)
+# a whole key (or its last _-separated words) that names a credential: api_key, admin_api_key,
+# hf_token, HUGGING_FACE_HUB_TOKEN, client_secret, ssl_keyfile_password, aws_secret_access_key.
+# "token" only as a credential name, not counts or paths such as max_prompt_adapter_token,
+# num_speculative_tokens, tokenizer_path
+_SECRET_KEY = re.compile(
+    r"(?:^|[_.-])(?:api[_-]?key|apikey|(?:hf|hub|hugging_?face(?:_hub)?|access|auth|api|bearer|refresh|session"
+    r"|id|github|gh|gitlab|wandb|openai|slack|private|secret)[_-]?token|token[_-]?secret"
+    r"|secret[_-]?(?:access[_-]?)?key|client[_-]?secret|secret|passw(?:or)?d|private[_-]?key"
+    r"|access[_-]?key(?:[_-]?id)?|credentials?|auth|cookie)$|^token$", re.I)
 REDACTED = "***"
 
 
@@ -68,7 +74,7 @@ def _value_text(raw: str) -> str | None:
 
 
 def _redact(key: str, value: str | None) -> str | None:
-    if value and _SECRET_KEY.search(key) and value not in ("None", "[]", "False", "null"):
+    if value and _SECRET_KEY.search(key) and value not in ("None", "[]", "{}", "False", "True", "null", "''"):
         return REDACTED
     return value
 

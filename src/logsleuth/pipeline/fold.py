@@ -17,7 +17,7 @@ import polars as pl
 from ..grammar import Pattern
 
 #: a line that ends a Python traceback: "pkg.SomeError: message"
-_EXC_LINE = r"^(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Dead\w*|Warning))(?::\s*(.*))?$"
+_EXC_LINE = r"^(?:[A-Za-z_][\w.]*\.)?((?:[A-Za-z_]\w*)?(?:Error|Exception|Exit|Interrupt|Failure|Dead\w*|Warning))(?::\s*(.*))?$"
 _BENCH_ROW = r"^\s*(?P<key>[^:]+?):\s+(?P<val>\S.*?)\s*$"
 #: "The above exception was the direct cause..." / "During handling...": the next traceback continues the record
 _CHAIN = r"^\s*(?:The above exception was the direct cause of the following exception|During handling of the above exception, another exception occurred)"
@@ -107,7 +107,9 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
             f = f.slice(0, cut)
 
     # ---- fix claims
-    in_tb_body = pl.col("_in_tb") & ~pl.col("_s2")
+    # error-pattern lines inside a record keep their own claim (they give the record its kind)
+    in_tb_body = pl.col("_in_tb") & ~pl.col("_s2") & ((pl.col("table") != "errors").fill_null(True)
+                                                      | (pl.col("_role") == "start").fill_null(False))
     stray_body = (pl.col("_role") == "body") & ~pl.col("_in_tb")
     stray_bench = pl.col("pattern").is_in(bench_names).fill_null(False) & ~pl.col("_bmember")
     indented = pl.col("msg").str.contains(r"^\s+\S")
@@ -125,7 +127,7 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
         .when(in_tb_body | (stray_body & indented) | stray_blank).then(pl.lit("lines"))
         .when(stray_body | stray_bench).then(pl.lit(None, dtype=pl.Utf8))
         .otherwise(pl.col("table")).alias("table"))
-    inner = set(f.filter(in_tb_body & (pl.col("_role") != "body").fill_null(True)
+    inner = set(f.filter(pl.col("_in_tb") & ~pl.col("_s2") & (pl.col("_role") != "body").fill_null(True)
                          & pl.col("_body"))["line_no"].to_list())
     errors = _traceback_rows(f)
     bench = _bench_rows(f, bench_columns)
