@@ -63,3 +63,18 @@ def run_cli(*args: str, db: str | None = None, input: bytes | None = None, env: 
 @pytest.fixture
 def cli():
     return run_cli
+
+
+# hypothesis: bounded in CI ("ci", the default), longer on demand:
+#   LOGSLEUTH_FUZZ_EXAMPLES=2000 pytest tests/test_fuzz.py
+try:
+    from hypothesis import HealthCheck, settings as _hyp_settings
+
+    _hyp_settings.register_profile(
+        "ci", max_examples=int(os.environ.get("LOGSLEUTH_FUZZ_EXAMPLES", "30")), deadline=None,
+        derandomize=not os.environ.get("LOGSLEUTH_FUZZ_EXAMPLES"), print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                               HealthCheck.data_too_large])
+    _hyp_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+except ImportError:  # hypothesis is a test extra; tests that need it import it themselves
+    pass

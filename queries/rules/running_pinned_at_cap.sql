@@ -4,6 +4,7 @@
 -- fix: Raise --max-running-requests (SGLang) / --max-num-seqs (vLLM) — keep it within the CUDA-graph ceiling (--cuda-graph-max-bs / max capture size, see sgl_decode_above_cuda_graph_bs and vllm_decode_not_graph_covered).
 -- params: kv_low=0.7, min_lines=5, min_span_s=30
 -- source: diagnostics.md R16 — SGLang hyperparameter tuning docs; sglang PR #34290 (running batch pinned at the admission cap while the queue grows). Busy stats lines (primary rank) with Running == max_running_requests / max_num_seqs, a waiting queue and KV usage < 0.7; >=5 such lines spanning >=30 s.
+-- requires: decode_stats.queued_reqs, runs.max_running_requests
 WITH p AS (
   SELECT d.run_id, d.line_no, d.ts, d.queued_reqs, d.kv_usage, r.max_running_requests AS cap,
          CASE WHEN r.engine = 'vllm' THEN 'max_num_seqs' ELSE 'max_running_requests' END AS cap_name

@@ -447,7 +447,7 @@ def main() -> None:
         _err(str(exc))
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
-        _err("interrupted; the file being ingested was rolled back")
+        _err("interrupted; any ingest in progress was rolled back")
         sys.exit(int(ExitCode.INTERRUPTED))
     except SystemExit:
         raise
@@ -459,7 +459,7 @@ def main() -> None:
         sys.exit(int(ExitCode.OK))
     except Exception as exc:  # click usage errors, DuckDB interrupts and the unexpected
         if _is_click(exc, "Abort") or type(exc).__name__ == "InterruptException":
-            _err("interrupted; the file being ingested was rolled back")
+            _err("interrupted; any ingest in progress was rolled back")
             sys.exit(int(ExitCode.INTERRUPTED))
         if _is_click(exc, "ClickException"):
             exc.show()
@@ -472,7 +472,7 @@ def main() -> None:
         _err(f"internal error: {type(exc).__name__}: {_one_line(exc)} (run with --debug for a traceback)")
         sys.exit(int(ExitCode.INTERNAL))
     if rc == int(ExitCode.INTERRUPTED):  # typer turns KeyboardInterrupt into Exit(130), silently
-        _err("interrupted; the file being ingested was rolled back")
+        _err("interrupted; any ingest in progress was rolled back")
     sys.exit(rc if isinstance(rc, int) else int(ExitCode.OK))
 
 

@@ -151,8 +151,10 @@ def _first_line(exc: Exception) -> str:
 def _check_version(con, path: str) -> None:
     try:
         row = fetch_one(con.execute("SELECT value FROM meta WHERE key = 'schema_version'"))
-    except duckdb.Error:
-        raise DatabaseError(f"{path}: not a logsleuth database (no meta table)") from None
+    except duckdb.CatalogException:
+        raise DatabaseError(f"{path}: not a logsleuth database (no meta table)", hint="use another --db") from None
+    except duckdb.Error as exc:
+        raise DatabaseError(f"{path}: corrupt or unreadable database ({_first_line(exc)})") from None
     if row and int(row[0]) > SCHEMA_VERSION:
         raise DatabaseError(
             f"{path}: written by a newer logsleuth (schema {row[0]} > {SCHEMA_VERSION})",

@@ -31,7 +31,8 @@ RUN_TABLES = ["lines", "config", "events", "decode_stats", "prefill_stats", "spe
 BACKEND_ALIASES = {
     "flash attention": "FLASH_ATTN", "flashattention": "FLASH_ATTN", "flash_attn": "FLASH_ATTN",
     "flashinfer": "FLASHINFER", "xformers": "XFORMERS", "triton mla": "TRITON_MLA",
-    "flashmla": "FLASHMLA", "triton": "TRITON_ATTN", "flexattention": "FLEX_ATTENTION",
+    "flashmla": "FLASHMLA", "triton": "TRITON_ATTN", "triton attention": "TRITON_ATTN",
+    "rocm attention": "ROCM_ATTN", "flexattention": "FLEX_ATTENTION",
     "cutlass mla": "CUTLASS_MLA", "flashinfer mla": "FLASHINFER_MLA",
     "flashattention mla": "FLASH_ATTN_MLA", "sparse mla": "SPARSE_MLA",
     "rocmflashattention": "ROCM_FLASH", "torch sdpa": "TORCH_SDPA",

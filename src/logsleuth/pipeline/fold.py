@@ -99,7 +99,7 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
         gid_start = f.select(pl.arg_where(pl.col("_gid") == last_gid).first()).item()
         cut = min(cut, gid_start)
         last_b = f["_bgrp"][-1]
-        if last_b > 0 and f["_bmember"][-1] and (f["pattern"][-1] != "bench_close"):
+        if last_b > 0 and f["_bmember"][-1]:  # keep a benchmark block whole (closed or not)
             b_start = f.select(pl.arg_where(pl.col("_bgrp") == last_b).first()).item()
             cut = min(cut, b_start)
         if 0 < cut < f.height and f.height - cut <= _MAX_CARRY:

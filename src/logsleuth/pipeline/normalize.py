@@ -76,6 +76,7 @@ class RunState:
     prev_rank: int | None = None
     starts: list = field(default_factory=list)  # (ordinal, line_no)
     pid_starts: list = field(default_factory=list)  # (pid, line_no, ordinal) of Ray-tagged launches
+    mv_tail_from: int | None = None  # first line of the pre-launch streak that ended the last chunk
 
 
 def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> pl.DataFrame:
@@ -93,8 +94,16 @@ def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> p
         | pl.col("pattern").is_in(stamped).fill_null(False)
     f = f.with_columns(movable.alias("_mv"))
     f = f.with_columns((~pl.col("_mv")).cum_sum().alias("_streak"))
-    f = f.with_columns(pl.when(pl.col("_mv")).then(pl.col("line_no").min().over(["_streak", "_mv"]))
-                       .otherwise(None).shift(1).alias("_from"))
+    # a streak that began in the previous chunk starts where that chunk's trailing streak began
+    carried = pl.lit(st.mv_tail_from, dtype=pl.Int64)
+    streak_min = pl.col("line_no").min().over(["_streak", "_mv"])
+    if st.mv_tail_from is not None:
+        streak_min = pl.when(pl.col("_streak") == 0).then(carried).otherwise(streak_min)
+    f = f.with_columns(pl.when(pl.col("_mv")).then(streak_min).otherwise(None).alias("_smin"))
+    f = f.with_columns(pl.col("_smin").shift(1, fill_value=st.mv_tail_from).alias("_from"))
+    if f.height:
+        st.mv_tail_from = f["_smin"][-1] if f["_mv"][-1] else None
+    f = f.drop("_smin")
     markers = f.filter(pl.col("pattern").is_in(list(launch_rank))).select("line_no", "pattern", "_from", "pid")
     f = f.drop("_mv", "_streak", "_from")
     new_starts = []

@@ -12,6 +12,8 @@ substring test) and then its anchored regex. No Python code runs per line.
 """
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 
 import polars as pl
@@ -49,23 +51,28 @@ def prefix_regex(grammars, engine: str) -> str | None:
 
 def peel(frame: pl.DataFrame, regex: str | None) -> pl.DataFrame:
     """Add header columns; a line whose header does not match keeps its text as msg."""
-    clean = strip_ansi(pl.col("raw"))
-    # tqdm joins updates with \r: the last segment is the one a terminal would show
-    clean = clean.str.replace(r"^.*\r", "")
-    frame = frame.with_columns(clean.alias("_text"))
+    frame = frame.with_columns(_clean_text(frame).alias("_text"))
     if regex is None:
         groups = []
     else:
-        ext = frame.select(pl.col("_text").str.extract_groups(regex).alias("_h")).unnest("_h")
+        ext = _header_groups(frame, regex)
         groups = [g for g in ext.columns if g in _PREFIX_GROUPS]
         frame = frame.with_columns([ext[g].alias(g) for g in groups])
     for g in _PREFIX_GROUPS:
         if g not in frame.columns:
             frame = frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias(g))
-    procs = pl.col("procs").str.strip_chars()
-    tp = pl.coalesce(pl.col("tp"), procs.str.extract(r"TP(\d+)", 1),
-                     procs.str.extract(r"rank=(\d+)", 1), pl.col("gpu"))
-    dp = pl.coalesce(pl.col("dp"), procs.str.extract(r"DP(\d+)", 1))
+    # process tags take a handful of distinct values: derive from the distinct ones only
+    procs_u = frame.select(pl.col("procs").unique())
+    pu = pl.col("procs").str.strip_chars()
+    procs_u = procs_u.with_columns(
+        pu.str.extract(_INNER_PROC, 1).alias("_p_proc"),
+        pu.str.extract(_INNER_PROC, 2).cast(pl.Int64, strict=False).alias("_p_pid"),
+        pl.coalesce(pu.str.extract(r"TP(\d+)", 1), pu.str.extract(r"rank=(\d+)", 1)).alias("_p_tp"),
+        pu.str.extract(r"DP(\d+)", 1).alias("_p_dp"),
+    )
+    frame = frame.join(procs_u, on="procs", how="left", nulls_equal=True, maintain_order="left")
+    tp = pl.coalesce(pl.col("tp"), pl.col("_p_tp"), pl.col("gpu"))
+    dp = pl.coalesce(pl.col("dp"), pl.col("_p_dp"))
     rank = pl.concat_str(
         [pl.when(pl.col(c).is_not_null()).then(pl.lit(p) + pl.col(c)).otherwise(None)
          for c, p in (("dp", "DP"), ("pp", "PP"), ("tp", "TP"), ("ep", "EP"), ("pp2", "PP"))],
@@ -73,13 +80,242 @@ def peel(frame: pl.DataFrame, regex: str | None) -> pl.DataFrame:
     )
     frame = frame.with_columns(
         pl.coalesce(pl.col("msg"), pl.col("_text")).alias("msg"),
-        procs.str.extract(_INNER_PROC, 1).alias("proc"),
-        procs.str.extract(_INNER_PROC, 2).cast(pl.Int64, strict=False).alias("pid"),
+        pl.col("_p_proc").alias("proc"),
+        pl.col("_p_pid").alias("pid"),
         pl.when(rank == "").then(None).otherwise(rank).alias("rank"),
         tp.cast(pl.Int32, strict=False).alias("tp_rank"),
         dp.cast(pl.Int32, strict=False).alias("dp_rank"),
     )
-    return frame.drop("_text")
+    return frame.drop("_text", "_p_proc", "_p_pid", "_p_tp", "_p_dp")
+
+
+def _clean_text(frame: pl.DataFrame) -> pl.Series:
+    """Raw text without ANSI escapes; of a tqdm line joined with \\r, the last segment
+    (the one a terminal shows). Rows with neither (nearly all) are not touched."""
+    raw = frame["raw"]
+    has = frame.select(pl.col("raw").str.contains("\x1b", literal=True).any().alias("esc"),
+                       pl.col("raw").str.contains("\r", literal=True).any().alias("cr")).row(0)
+    if not any(has):
+        return raw.alias("_text")
+    clean = pl.col("raw")
+    if has[0]:
+        clean = strip_ansi(clean)
+    if has[1]:
+        clean = clean.str.replace(r"^.*\r", "")
+    return frame.select(clean.alias("_text")).to_series()
+
+
+def _header_groups(frame: pl.DataFrame, regex: str) -> pl.DataFrame:
+    """Capture groups of the prefix regex over ``_text`` (fast path when possible)."""
+    plan = _prefix_plan(regex)
+    if plan is not None:
+        out = _header_groups_fast(frame, plan)
+        if out is not None:
+            return out
+    return frame.select(pl.col("_text").str.extract_groups(regex).alias("_h")).unnest("_h")
+
+
+@dataclass(frozen=True)
+class _PrefixPlan:
+    regex: str
+    header: str  # the part before (?P<msg>, anchored at ^
+    header_nocap: str  # the same without capture groups (DFA-only search)
+    groups: tuple[str, ...]  # capture names of the header, in order
+    tail: str  # (?P<msg>...)...$
+    suffix: str | None  # optional trailing group of the tail, e.g. " [repeated Nx ...]"
+    all_groups: tuple[str, ...]  # capture names of the whole regex, in order
+
+
+_MSG_LAZY = "(?P<msg>.*?)"
+
+
+@functools.lru_cache(maxsize=16)
+def _prefix_plan(regex: str) -> _PrefixPlan | None:
+    """Decide whether the prefix regex can take the fast path (see _header_groups_fast).
+
+    Conditions: ``^HEADER(?P<msg>.*?)(?:SUFFIX)?$`` or ``^HEADER(?P<msg>.*)$`` (so the tail
+    matches any rest and the header match of the whole regex is the leftmost-first match
+    of HEADER alone); HEADER treats all ASCII digits alike (no literal digit, no class
+    holding only some digits), has no end/word-boundary assertion, look-around or
+    back-reference (so its match and group spans on a line equal those on the digit-masked
+    header text)."""
+    i = regex.find("(?P<msg>")
+    if i <= 1 or not regex.startswith("^"):
+        return None
+    header, tail = regex[:i], regex[i:]
+    if tail in ("(?P<msg>.*?)$", "(?P<msg>.*)$"):
+        suffix = None
+    elif tail.startswith(_MSG_LAZY + "(?:") and tail.endswith(")?$"):
+        suffix = tail[len(_MSG_LAZY):-2]
+        try:
+            re.compile(suffix)
+        except re.error:
+            return None
+    else:
+        return None
+    try:
+        py = re.compile(header)
+        full = re.compile(regex)
+    except re.error:
+        return None
+    if not _digit_invariant(header):
+        return None
+    nocap = re.sub(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>", "(?:", header)
+    groups = tuple(sorted(py.groupindex, key=py.groupindex.get))
+    all_groups = tuple(sorted(full.groupindex, key=full.groupindex.get))
+    return _PrefixPlan(regex, header, nocap, groups, tail, suffix, all_groups)
+
+
+def _digit_invariant(pattern: str) -> bool:
+    """True if every atom of ``pattern`` treats the ASCII digits 0-9 alike and it has no
+    assertion other than ^ (checked on Python's parse tree of the pattern)."""
+    try:
+        import re._parser as sre_parse  # Python 3.11+
+        from re import _constants as C
+    except ImportError:  # pragma: no cover
+        return False
+    digits = set(range(48, 58))
+    all_cats = {C.CATEGORY_DIGIT, C.CATEGORY_WORD, C.CATEGORY_NOT_SPACE, C.CATEGORY_UNI_DIGIT,
+                C.CATEGORY_UNI_WORD, C.CATEGORY_UNI_NOT_SPACE, C.CATEGORY_LOC_WORD}
+    no_cats = {C.CATEGORY_NOT_DIGIT, C.CATEGORY_NOT_WORD, C.CATEGORY_SPACE, C.CATEGORY_UNI_NOT_DIGIT,
+               C.CATEGORY_UNI_NOT_WORD, C.CATEGORY_UNI_SPACE, C.CATEGORY_LOC_NOT_WORD,
+               C.CATEGORY_LINEBREAK, C.CATEGORY_NOT_LINEBREAK, C.CATEGORY_UNI_LINEBREAK,
+               C.CATEGORY_UNI_NOT_LINEBREAK}
+
+    def cls_ok(items) -> bool:
+        got: set[int] = set()
+        for op, av in items:
+            if op is C.NEGATE:
+                continue
+            if op is C.LITERAL:
+                got |= {av} & digits
+            elif op is C.RANGE:
+                got |= set(range(av[0], av[1] + 1)) & digits
+            elif op is C.CATEGORY:
+                if av in all_cats:
+                    got |= digits
+                elif av not in no_cats:
+                    return False
+            else:
+                return False
+        return not got or got == digits
+
+    def walk(seq) -> bool:
+        for op, av in seq:
+            if op in (C.LITERAL, C.NOT_LITERAL):
+                if av in digits:
+                    return False
+            elif op is C.ANY:
+                continue
+            elif op is C.IN:
+                if not cls_ok(av):
+                    return False
+            elif op is C.AT:
+                if av not in (C.AT_BEGINNING, C.AT_BEGINNING_STRING):
+                    return False
+            elif op is C.SUBPATTERN:
+                if not walk(av[-1]):
+                    return False
+            elif op in (C.MAX_REPEAT, C.MIN_REPEAT):
+                if not walk(av[2]):
+                    return False
+            elif op is C.BRANCH:
+                if not all(walk(b) for b in av[1]):
+                    return False
+            else:  # GROUPREF, ASSERT, ASSERT_NOT, ATOMIC_GROUP, POSSESSIVE_REPEAT, ...
+                return False
+        return True
+
+    try:
+        return walk(sre_parse.parse(pattern))
+    except Exception:
+        return False
+
+
+_MAX_SHAPES = 20000
+
+
+def _header_groups_fast(frame: pl.DataFrame, plan: _PrefixPlan) -> pl.DataFrame | None:
+    """Prefix groups without running a capture engine per line.
+
+    1. The header of each line is found with a DFA-only search of the header regex stripped
+       of its groups (``extract_all``): its extent equals that of the full regex's header
+       groups (see _prefix_plan).
+    2. Headers are keyed by their digit-masked text ("shape"); a log has a few hundred
+       shapes. The header regex runs once per shape (Python ``re`` for the spans, checked
+       against polars' own captures on the same text); each line's groups are then slices
+       of its text at its shape's spans.
+    3. The tail (msg and an optional suffix such as ``[repeated 7x across cluster]``) is
+       the rest of the line, except on lines that end with the suffix (a DFA test), where
+       the tail regex runs.
+    Returns None to request the slow path (too many shapes, or the engines disagree)."""
+    n = frame.height
+    text = frame["_text"]
+    hdr = text.str.extract_all(plan.header_nocap).list.first()
+    hlen = hdr.str.len_chars()
+    mtext = _masked_text(frame)
+    keys = pl.DataFrame({"_k": mtext.str.slice(0, hlen)})
+    uniq = keys["_k"].unique(maintain_order=True).drop_nulls()
+    if uniq.len() > _MAX_SHAPES:
+        return None
+    py = re.compile(plan.header)
+    check = uniq.str.extract_groups(plan.header).struct.unnest()
+    spans: dict[str, list] = {g: [] for g in plan.groups}
+    for j, k in enumerate(uniq.to_list()):
+        m = py.match(k)
+        if m is None or m.end() != len(k):
+            return None
+        for g in plan.groups:
+            a, b = m.span(g)
+            if a < 0:
+                if check[g][j] is not None:
+                    return None
+                spans[g].append((None, None))
+            else:
+                if check[g][j] != k[a:b]:
+                    return None
+                spans[g].append((a, b - a))
+    shape = pl.DataFrame(
+        {"_k": uniq, **{f"_s_{g}": pl.Series([v[0] for v in spans[g]], dtype=pl.Int64) for g in plan.groups},
+         **{f"_l_{g}": pl.Series([v[1] for v in spans[g]], dtype=pl.Int64) for g in plan.groups}})
+    cols = pl.DataFrame({"_text": text, "_hl": hlen, "_k": keys["_k"]}).join(
+        shape, on="_k", how="left", maintain_order="left")
+    out = cols.select(
+        [pl.col("_text").str.slice(pl.col(f"_s_{g}"), pl.col(f"_l_{g}")).alias(g) for g in plan.groups]
+        + [pl.col("_text").str.slice(pl.col("_hl")).alias("msg")])
+    for g in plan.all_groups:
+        if g not in out.columns:
+            out = out.with_columns(pl.lit(None, dtype=pl.Utf8).alias(g))
+    if plan.suffix is not None:
+        need = out.select(pl.col("msg").str.contains(plan.suffix + "$").fill_null(False)).to_series()
+        if need.any():
+            idx = need.arg_true()
+            sub = out["msg"].gather(idx).str.extract_groups("^" + plan.tail).struct.unnest()
+            tail_groups = [g for g in sub.columns if g in out.columns]
+            out = out.with_columns([out[g].scatter(idx, sub[g]) for g in tail_groups])
+    assert out.height == n
+    return out.select(list(plan.all_groups))
+
+
+def _masked_text(frame: pl.DataFrame) -> pl.Series:
+    """``_text`` with every ASCII digit 1-9 replaced by 0 (the masking is done on the bytes
+    with numpy: a regex replace over every line costs ~50x more)."""
+    import numpy as np
+    import pyarrow as pa
+
+    arr = frame["_text"].to_arrow(compat_level=pl.CompatLevel.oldest())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.type != pa.large_string():
+        arr = arr.cast(pa.large_string())
+    validity, off_buf, data_buf = arr.buffers()
+    off = np.frombuffer(off_buf, dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
+    lo, hi = int(off[0]), int(off[-1])
+    data = np.frombuffer(data_buf, dtype=np.uint8)[lo:hi].copy()
+    data[(data >= 49) & (data <= 57)] = 48
+    masked = pa.LargeStringArray.from_buffers(len(arr), pa.py_buffer(off - lo), pa.py_buffer(data),
+                                              validity, arr.null_count, 0)
+    return pl.from_arrow(masked)
 
 
 def classify(frame: pl.DataFrame, patterns: list[Pattern]) -> pl.DataFrame:

@@ -1,0 +1,183 @@
+"""Side-by-side ingest benchmark: logsleuth vs lnav vs a per-line Python parser vs the floors.
+
+Usage::
+
+    python bench/run.py                      # 200 MB and 2 GB SGLang logs (generated once, cached)
+    python bench/run.py --sizes 200MB --engines sglang vllm
+    python bench/run.py --files my.log       # your own file(s)
+    python bench/run.py --repeat 3           # best of 3 per tool (the machine may be shared)
+
+For each file it times, one after the other on the same file: ``cat > /dev/null``,
+``grep -c`` (and ``rg -c`` if installed), ``lnav -n -c ';SELECT count(*) FROM all_logs'``
+(headless index; the count it prints is checked to be > 0, i.e. lnav recognised and
+indexed the log), ``python bench/baseline_parser.py``, and ``logsleuth ingest`` into a fresh
+database. Every command runs under ``/usr/bin/time -v`` for wall time, CPU time (user+sys)
+and peak RSS. Then ``logsleuth diagnose`` over the database (or ``logsleuth sql`` over
+``run_summary`` when ``diagnose`` is not available) and ``logsleuth --help``.
+
+Figures: MB/s (10^6 bytes), lines/s, peak RSS, and ratios of logsleuth's throughput to
+lnav's and to the per-line parser's, on wall time and on CPU time. CPU-time ratios are the
+fair comparison when other jobs share the machine (watch the load average printed first).
+Results go to stdout as a table and to ``bench/results.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from generate import generate, parse_size  # noqa: E402
+
+CACHE = Path(os.environ.get("LOGSLEUTH_BENCH_DIR", tempfile.gettempdir())) / "logsleuth-bench"
+
+
+def timed(cmd: list[str], stdout=subprocess.DEVNULL, env=None) -> dict:
+    """Run under /usr/bin/time -v; return wall, cpu, rss_mb, rc, out."""
+    with tempfile.NamedTemporaryFile("w+", suffix=".time") as tf:
+        full = ["/usr/bin/time", "-v", "-o", tf.name] + cmd
+        proc = subprocess.run(full, stdout=subprocess.PIPE if stdout is None else stdout,
+                              stderr=subprocess.PIPE, env=env, text=True)
+        text = Path(tf.name).read_text()
+
+    def grab(label: str) -> str:
+        m = re.search(rf"{re.escape(label)}: (.+)", text)
+        return m.group(1).strip() if m else "0"
+
+    wall = grab("Elapsed (wall clock) time (h:mm:ss or m:ss)")
+    parts = [float(x) for x in wall.split(":")]
+    secs = parts[-1] + 60 * parts[-2] + (3600 * parts[-3] if len(parts) > 2 else 0)
+    return {"wall": secs, "cpu": float(grab("User time (seconds)")) + float(grab("System time (seconds)")),
+            "rss_mb": int(grab("Maximum resident set size (kbytes)")) / 1024, "rc": proc.returncode,
+            "out": proc.stdout or "", "err": proc.stderr[-2000:]}
+
+
+def best(cmd, repeat, **kw) -> dict:
+    runs = [timed(cmd, **kw) for _ in range(repeat)]
+    return min(runs, key=lambda r: r["wall"])
+
+
+def logsleuth_cmd() -> list[str]:
+    exe = shutil.which("logsleuth")
+    return [exe] if exe else [sys.executable, "-m", "logsleuth.cli"]
+
+
+def bench_file(path: Path, repeat: int) -> dict:
+    size = path.stat().st_size
+    n_lines = int(subprocess.run(["wc", "-l", str(path)], capture_output=True, text=True).stdout.split()[0])
+    res: dict = {"file": str(path), "bytes": size, "lines": n_lines, "tools": {}}
+    tools = res["tools"]
+    tools["cat"] = best(["sh", "-c", f"cat '{path}' > /dev/null"], repeat)
+    tools["grep -c"] = best(["grep", "-c", "Decode batch\\|Engine 000", str(path)], repeat)
+    if shutil.which("rg"):
+        tools["rg -c"] = best(["rg", "-c", "Decode batch|Engine 000", str(path)], repeat)
+    if shutil.which("lnav"):
+        r = best(["lnav", "-n", "-c", ";SELECT count(*) FROM all_logs", str(path)], repeat, stdout=None)
+        nums = re.findall(r"\d+", r["out"])
+        r["indexed_messages"] = int(nums[-1]) if nums else 0
+        r["note"] = ("indexed" if r["indexed_messages"] > 0 else
+                     "lnav found no log format: file loaded as plain text, 0 messages indexed")
+        tools["lnav"] = r
+    tools["per-line re"] = best([sys.executable, str(HERE / "baseline_parser.py"), str(path)], repeat)
+    runs = []
+    for _ in range(repeat):
+        db = Path(tempfile.mkdtemp(prefix="lsbench-")) / "bench.duckdb"
+        r = timed(logsleuth_cmd() + ["--db", str(db), "ingest", str(path)])
+        r["db"] = str(db)
+        runs.append(r)
+    ing = min(runs, key=lambda r: r["wall"])
+    for r in runs:
+        if r is not ing:
+            shutil.rmtree(Path(r["db"]).parent, ignore_errors=True)
+    tools["logsleuth ingest"] = ing
+    if ing["rc"] != 0:
+        print(f"logsleuth ingest failed: {ing['err']}", file=sys.stderr)
+    help_out = subprocess.run(logsleuth_cmd() + ["--help"], capture_output=True, text=True).stdout
+    if re.search(r"\bdiagnose\b", help_out):
+        q = best(logsleuth_cmd() + ["--db", ing["db"], "diagnose"], repeat)
+        q["what"] = "logsleuth diagnose"
+    else:
+        q = best(logsleuth_cmd() + ["--db", ing["db"], "sql", "SELECT * FROM run_summary"], repeat)
+        q["what"] = "logsleuth sql 'SELECT * FROM run_summary' (diagnose not available)"
+    res["query"] = q
+    res["help"] = best(logsleuth_cmd() + ["--help"], max(repeat, 3))
+    shutil.rmtree(Path(ing["db"]).parent, ignore_errors=True)
+    for r in tools.values():
+        r["mb_s"] = size / 1e6 / r["wall"] if r["wall"] else float("inf")
+        r["mb_s_cpu"] = size / 1e6 / r["cpu"] if r["cpu"] else float("inf")
+        r["lines_s"] = n_lines / r["wall"] if r["wall"] else float("inf")
+        r.pop("out", None)
+    return res
+
+
+def table(results: list[dict]) -> str:
+    rows = ["| file | tool | wall s | CPU s | MB/s (wall) | MB/s (CPU) | lines/s | peak RSS MB |",
+            "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for res in results:
+        name = f"{Path(res['file']).name} ({res['bytes'] / 1e6:.0f} MB, {res['lines'] / 1e6:.2f} M lines)"
+        for tool, r in res["tools"].items():
+            label = tool + (" *" if tool == "lnav" and not r.get("indexed_messages") else "")
+            rows.append(f"| {name} | {label} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['mb_s']:.0f} | "
+                        f"{r['mb_s_cpu']:.0f} | {r['lines_s']:,.0f} | {r['rss_mb']:.0f} |")
+            name = ""
+    out = ["\n".join(rows), ""]
+    for res in results:
+        t = res["tools"]
+        ing = t["logsleuth ingest"]
+        line = [f"{Path(res['file']).name}:"]
+        for ref in ("lnav", "per-line re"):
+            if ref in t:
+                line.append(f"logsleuth/{ref} throughput = {t[ref]['wall'] / ing['wall']:.2f}x wall, "
+                            f"{t[ref]['cpu'] / ing['cpu']:.2f}x CPU")
+        line.append(f"{res['query']['what']}: {res['query']['wall']:.2f} s; --help: {res['help']['wall']:.2f} s")
+        out.append("; ".join(line))
+    if len(results) >= 2:
+        by_size = sorted(results, key=lambda r: r["bytes"])
+        a, b = by_size[0], by_size[-1]
+        ratio = b["tools"]["logsleuth ingest"]["wall"] / a["tools"]["logsleuth ingest"]["wall"]
+        out.append(f"time({Path(b['file']).name}) / time({Path(a['file']).name}) = {ratio:.1f} "
+                   f"for {b['bytes'] / a['bytes']:.1f}x the bytes")
+    if any("lnav" in r["tools"] and not r["tools"]["lnav"].get("indexed_messages") for r in results):
+        out.append("* lnav recognised no log format in this file and only loaded it as text")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="logsleuth ingest benchmark (see module docstring)")
+    ap.add_argument("--sizes", nargs="*", default=["200MB", "2GB"])
+    ap.add_argument("--engines", nargs="*", default=["sglang"])
+    ap.add_argument("--files", nargs="*", default=[])
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default=str(HERE / "results.json"))
+    a = ap.parse_args(argv)
+    files = [Path(f) for f in a.files]
+    if not files:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        for engine in a.engines:
+            for size in a.sizes:
+                p = CACHE / f"{engine}_{size}_seed{a.seed}.log"
+                if not p.exists():
+                    print(f"generating {p} ...", file=sys.stderr)
+                    generate(p, engine, parse_size(size), a.seed)
+                files.append(p)
+    print(f"load average before: {os.getloadavg()}", file=sys.stderr)
+    results = []
+    for f in files:
+        print(f"benchmarking {f} ...", file=sys.stderr)
+        results.append(bench_file(f, a.repeat))
+    print(f"load average after: {os.getloadavg()}", file=sys.stderr)
+    print(table(results))
+    Path(a.json).write_text(json.dumps(results, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
