@@ -15,19 +15,24 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "samples"
 
 #: runs ``logsleuth.cli.main`` with 256 KiB chunks; after chunk STOP_AT is stored it prints
-#: MIDWAY on stderr, then sleeps HOLD_S seconds (inside the ingest transaction)
+#: MIDWAY on stderr, then sleeps HOLD_S seconds, or until the file HOLD_UNTIL exists (at most
+#: 120 s), inside the ingest transaction
 _CHILD = r"""
 import os, sys, time
 import importlib
 ingest_mod = importlib.import_module("logsleuth.ingest")  # the package also exports a function `ingest`
 _real = ingest_mod.iter_chunks
 STOP_AT, HOLD_S = int(os.environ["LS_STOP_AT"]), float(os.environ.get("LS_HOLD_S", "0"))
+HOLD_UNTIL = os.environ.get("LS_HOLD_UNTIL")
 def _chunks(src, chunk_bytes=None):
     for n, chunk in enumerate(_real(src, 256 * 1024)):
         if n == STOP_AT + 1:
             sys.stderr.write("MIDWAY\n"); sys.stderr.flush()
             if HOLD_S:
                 time.sleep(HOLD_S)
+            t_end = time.monotonic() + 120
+            while HOLD_UNTIL and not os.path.exists(HOLD_UNTIL) and time.monotonic() < t_end:
+                time.sleep(0.05)
         yield chunk
 ingest_mod.iter_chunks = _chunks
 from logsleuth.cli import main
@@ -56,12 +61,19 @@ def env(**extra: str) -> dict:
     return e
 
 
-def spawn(*args: str, db: str, stop_at: int = 2, hold_s: float = 0.0, **extra_env: str) -> subprocess.Popen:
+def spawn(*args: str, db: str, stop_at: int = 2, hold_s: float = 0.0, hold_until: str = "",
+          **extra_env: str) -> subprocess.Popen:
     """Start ``logsleuth --db DB ARGS`` (patched as described above) in a subprocess."""
     return subprocess.Popen(
         [sys.executable, "-c", _CHILD, "--db", db, *args], cwd=str(ROOT),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=env(LS_STOP_AT=str(stop_at), LS_HOLD_S=str(hold_s), **extra_env))
+        env=env(LS_STOP_AT=str(stop_at), LS_HOLD_S=str(hold_s), LS_HOLD_UNTIL=hold_until, **extra_env))
+
+
+def start_cli(*args: str, db: str, **extra_env: str) -> subprocess.Popen:
+    """Start the plain ``logsleuth --db DB ARGS`` in a subprocess."""
+    return subprocess.Popen([sys.executable, "-m", "logsleuth.cli", "--db", db, *args], cwd=str(ROOT),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(**extra_env))
 
 
 def wait_for(proc: subprocess.Popen, marker: bytes = b"MIDWAY", timeout: float = 60.0) -> bytes:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..grammar import Pattern
+from .normalize import PRELAUNCH
 
 #: a line that ends a Python traceback: "pkg.SomeError: message"
 _EXC_LINE = r"^(?:[A-Za-z_][\w.]*\.)?((?:[A-Za-z_]\w*)?(?:Error|Exception|Exit|Interrupt|Failure|Dead\w*|Warning))(?::\s*(.*))?$"
@@ -99,6 +100,11 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
         gid_start = f.select(pl.arg_where(pl.col("_gid") == last_gid).first()).item()
         cut = min(cut, gid_start)
         last_b = f["_bgrp"][-1]
+        # pre-launch chatter at the end of the chunk may belong to a launch in the next one
+        pre = f["pattern"].is_in(PRELAUNCH).fill_null(False)
+        if pre[-1]:
+            breaks = (~pre).arg_true()
+            cut = min(cut, int(breaks[-1]) + 1 if breaks.len() else 0)
         if last_b > 0 and f["_bmember"][-1]:  # keep a benchmark block whole (closed or not)
             b_start = f.select(pl.arg_where(pl.col("_bgrp") == last_b).first()).item()
             cut = min(cut, b_start)

@@ -69,6 +69,18 @@ def add_timestamps(f: pl.DataFrame, st: TimeState, mtime: float, year: int | Non
                           ).drop("_m", "_mf", "_yo")
 
 
+#: Chatter a launch prints just before its marker (shell trace of the launch command,
+#: launcher warnings, SGLang's bare post-init warnings): an unbroken streak of such lines
+#: (without timestamp) right before a launch marker belongs to that launch.
+PRELAUNCH = ["shell_trace", "python_warning", "vllm_platform", "env_export", "continuation",
+             "sgl_attn_default", "sgl_spec_max_running", "sgl_overlap_disabled_spec",
+             "sgl_spec_other_notice", "sgl_fa3_fp8_fallback", "dtype_cast", "quant_not_optimized",
+             "launch_wrapper", "launch_command", "date_echo", "hf_notice", "tokenizers_fork"]
+#: vLLM's "Automatically detected platform" is printed (with a timestamp) by the new process
+#: at import, before its banner
+PRELAUNCH_STAMPED = ["vllm_platform"]
+
+
 @dataclass
 class RunState:
     base_run_id: int
@@ -83,15 +95,8 @@ def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> p
     # A launch owns the chatter printed just before its marker (shell trace of the launch
     # command, launcher warnings, SGLang's bare post-init warnings): the run starts at the
     # first line of the unbroken streak of such lines right before the marker.
-    prelaunch = ["shell_trace", "python_warning", "vllm_platform", "env_export", "continuation",
-                 "sgl_attn_default", "sgl_spec_max_running", "sgl_overlap_disabled_spec",
-                 "sgl_spec_other_notice", "sgl_fa3_fp8_fallback", "dtype_cast", "quant_not_optimized",
-                 "launch_wrapper", "launch_command", "date_echo", "hf_notice", "tokenizers_fork"]
-    # vLLM's "Automatically detected platform" is printed (with a timestamp) by the new process
-    # at import, before its banner
-    stamped = ["vllm_platform"]
-    movable = pl.col("pattern").is_in(prelaunch).fill_null(False) & pl.col("ts").is_null() \
-        | pl.col("pattern").is_in(stamped).fill_null(False)
+    movable = pl.col("pattern").is_in(PRELAUNCH).fill_null(False) & pl.col("ts").is_null() \
+        | pl.col("pattern").is_in(PRELAUNCH_STAMPED).fill_null(False)
     f = f.with_columns(movable.alias("_mv"))
     f = f.with_columns((~pl.col("_mv")).cum_sum().alias("_streak"))
     # a streak that began in the previous chunk starts where that chunk's trailing streak began
