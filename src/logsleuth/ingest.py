@@ -106,7 +106,10 @@ def _ingest_open(con, src, opts: IngestOptions) -> IngestResult:
         con.execute("COMMIT")
         return result
     except BaseException:
-        con.execute("ROLLBACK")
+        try:  # the original error is the one to report (an interrupt may have ended the transaction)
+            con.execute("ROLLBACK")
+        except Exception:
+            pass
         raise
 
 
@@ -132,21 +135,36 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
          det.engine, opts.label, dt.datetime.now(), src.compressed])
     carry = None
     n_lines, done_bytes = 0, 0
-    for chunk in _last_final(iter_chunks(src, opts.chunk_bytes)):
-        # secrets (and prompts unless --keep-prompts) are masked before anything reads the text,
-        # so lines, config, events, errors and templates never hold them
-        fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts)
-        frame = fresh if carry is None else pl.concat([carry, fresh], how="vertical_relaxed")
-        parsed = parse_frame(frame, grammars, parse_engine)
-        folded = fold(parsed.frame, pats, bench_columns, final=chunk.final)
-        carry = folded.carry
-        f = add_timestamps(folded.frame, tstate, src.mtime, opts.year)
-        f = assign_runs(f, launch_rank, rstate)
-        _store_chunk(con, f, folded, pats, by_name, source_id, opts)
-        n_lines += f.height
-        done_bytes += int(chunk.frame.select(pl.col("raw").str.len_bytes().sum()).item() or 0)
-        if opts.progress:
-            opts.progress(min(done_bytes, src.size), src.size)
+    # storing a chunk (typed-row extraction and the DuckDB inserts) runs on one worker thread
+    # while the next chunk is parsed: polars and DuckDB both release the GIL, so the two
+    # cores overlap. At most one chunk waits to be stored (bounded memory); the connection
+    # is only used by the worker until the loop ends; an error there is raised here.
+    from concurrent.futures import ThreadPoolExecutor
+
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logsleuth-store")
+    pending = None
+    try:
+        for chunk in _last_final(iter_chunks(src, opts.chunk_bytes)):
+            # secrets (and prompts unless --keep-prompts) are masked before anything reads the text,
+            # so lines, config, events, errors and templates never hold them
+            fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts)
+            frame = fresh if carry is None else pl.concat([carry, fresh], how="vertical_relaxed")
+            parsed = parse_frame(frame, grammars, parse_engine)
+            folded = fold(parsed.frame, pats, bench_columns, final=chunk.final)
+            carry = folded.carry
+            f = add_timestamps(folded.frame, tstate, src.mtime, opts.year)
+            f = assign_runs(f, launch_rank, rstate)
+            if pending is not None:
+                pending.result()
+            pending = writer.submit(_store_chunk, con, f, folded, pats, by_name, source_id, opts)
+            n_lines += f.height
+            done_bytes += int(chunk.frame.select(pl.col("raw").str.len_bytes().sum()).item() or 0)
+            if opts.progress:
+                opts.progress(min(done_bytes, src.size), src.size)
+        if pending is not None:
+            pending.result()
+    finally:
+        writer.shutdown(wait=True)
     check_growth(src)
     from .summarize import finalize_source
 

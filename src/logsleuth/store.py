@@ -99,6 +99,9 @@ def _connect_waiting(path: str, read_only: bool, wait_s: float, on_wait, on_prog
         try:
             return _connect(path, read_only)
         except duckdb.Error as exc:
+            if "different configuration" in str(exc):
+                raise DatabaseError(f"{path}: already open in this process in another mode (read-only vs "
+                                    "writable)", hint="close the other connection first") from None
             if not _is_lock_error(exc):
                 raise DatabaseError(f"{path}: not a usable logsleuth database ({_first_line(exc)})") from None
             now = time.monotonic()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from .store import fetch_one
 
 import json
+import re
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -327,29 +328,36 @@ def _secs(a, b):
 
 
 def _startup_times(con, run_id, r, engine) -> None:
+    """Phase times on the primary (lowest) rank, the rank SGLang and vLLM report for the whole
+    server: weight loading of the target model (the first load on that rank; a speculative draft
+    model loads after it) and CUDA-graph capture (the sum of the target's capture phases)."""
     if engine == "sglang":
-        loaded = _events(con, run_id, "weights_loaded")
-        elapsed = [json.loads(e[4]).get("elapsed_s") for e in loaded if e[4]]
-        elapsed = [float(x) for x in elapsed if x is not None]
-        if elapsed:
-            r["weight_load_s"] = max(elapsed)
-        else:
-            row = fetch_one(con.execute("""
-                WITH b AS (SELECT coalesce(tp_rank, -1) AS rk, min(ts) AS t FROM events
-                           WHERE run_id = $1 AND kind = 'weights_begin' GROUP BY 1),
-                     e AS (SELECT coalesce(tp_rank, -1) AS rk, min(ts) AS t FROM events
-                           WHERE run_id = $1 AND kind = 'weights_loaded' GROUP BY 1)
-                SELECT max(epoch(e.t) - epoch(b.t)) FROM b JOIN e USING (rk) WHERE e.t >= b.t""", [run_id]))
-            r["weight_load_s"] = round(row[0], 3) if row and row[0] is not None else None
-        cap = _one(con, """SELECT max(value) FROM events WHERE run_id = ? AND kind = 'cuda_graph_end'""", [run_id])
-        r["cuda_graph_capture_s"] = cap
+        rk = _one(con, """SELECT min(coalesce(tp_rank, -1)) FROM events WHERE run_id = ?
+                          AND kind IN ('weights_begin', 'weights_loaded')""", [run_id])
+        end = fetch_one(con.execute("""SELECT line_no, ts, attrs FROM events WHERE run_id = ? AND kind = 'weights_loaded'
+                                       AND coalesce(tp_rank, -1) = ? ORDER BY line_no LIMIT 1""", [run_id, rk]))
+        elapsed = json.loads(end[2]).get("elapsed_s") if end and end[2] else None
+        if elapsed is not None:
+            r["weight_load_s"] = float(elapsed)
+        elif end:
+            begin = _one(con, """SELECT max(ts) FROM events WHERE run_id = ? AND kind = 'weights_begin'
+                                 AND coalesce(tp_rank, -1) = ? AND line_no < ?""", [run_id, rk, end[0]])
+            r["weight_load_s"] = _secs(begin, end[1]) if begin and end[1] else None
+        r["cuda_graph_capture_s"] = _one(con, """
+            SELECT round(sum(value), 3) FROM events WHERE run_id = $1
+              AND kind IN ('cuda_graph_end', 'cuda_graph_piecewise_end')
+              AND coalesce(json_extract_string(attrs, '$.role'), 'target') <> 'draft'
+              AND coalesce(tp_rank, -1) = (SELECT min(coalesce(tp_rank, -1)) FROM events
+                                           WHERE run_id = $1 AND kind = 'cuda_graph_end')""", [run_id])
         ready = _events(con, run_id, "server_ready")
     else:
         took = _one(con, "SELECT max(value) FROM events WHERE run_id = ? AND kind = 'weights_loaded'", [run_id])
         took = took if took is not None else _one(
             con, "SELECT max(value) FROM events WHERE run_id = ? AND kind = 'weights_load_time'", [run_id])
         r["weight_load_s"] = took
-        r["cuda_graph_capture_s"] = _one(con, "SELECT max(value) FROM events WHERE run_id = ? AND kind = 'cuda_graph_end'", [run_id])
+        r["cuda_graph_capture_s"] = _one(con, """SELECT value FROM events WHERE run_id = ? AND kind = 'cuda_graph_end'
+                                                  ORDER BY coalesce(tp_rank, -1), proc IS NOT NULL, line_no LIMIT 1""",
+                                         [run_id])  # V0: the unprefixed driver is rank 0
         api = _events(con, run_id, "api_server_start")
         startup = _events(con, run_id, "app_startup_complete")
         if api:  # the engine's own uvicorn start follows "Starting vLLM API server"
@@ -363,7 +371,23 @@ def _startup_times(con, run_id, r, engine) -> None:
     r["time_to_ready_s"] = _secs(r["started_at"], ready_ts) if ready else None
 
 
+_STAMP = re.compile(r"(?:^|\s|\[)(?:(\d{4})-)?(\d\d)-(\d\d)[ T](\d\d:\d\d:\d\d)")
+
+
 def _last_ts_before(con, run_id, line_no):
+    """Timestamp of the nearest stamped line before ``line_no`` (any line, typed or not)."""
+    import datetime as dt
+
+    year = _one(con, "SELECT year(min(ts)) FROM events WHERE run_id = ?", [run_id])
+    for (raw,) in _q(con, """SELECT raw FROM lines WHERE run_id = ? AND line_no < ? ORDER BY line_no DESC
+                            LIMIT 200""", [run_id, line_no]):
+        m = _STAMP.search(raw[:200])
+        if m and (m.group(1) or year):
+            try:
+                return dt.datetime.strptime(f"{m.group(1) or year}-{m.group(2)}-{m.group(3)} {m.group(4)}",
+                                            "%Y-%m-%d %H:%M:%S")
+            except ValueError:
+                continue
     return _one(con, """SELECT max(ts) FROM (
           SELECT ts, line_no FROM events WHERE run_id = $1 UNION ALL SELECT ts, line_no FROM decode_stats WHERE run_id = $1
           UNION ALL SELECT ts, line_no FROM prefill_stats WHERE run_id = $1 UNION ALL SELECT ts, line_no FROM errors WHERE run_id = $1

@@ -298,12 +298,16 @@ def _header_groups_fast(frame: pl.DataFrame, plan: _PrefixPlan) -> pl.DataFrame 
 
 
 def _masked_text(frame: pl.DataFrame) -> pl.Series:
-    """``_text`` with every ASCII digit 1-9 replaced by 0 (the masking is done on the bytes
-    with numpy: a regex replace over every line costs ~50x more)."""
+    return _mask_digits(frame["_text"])
+
+
+def _mask_digits(series: pl.Series) -> pl.Series:
+    """``series`` with every ASCII digit 1-9 replaced by 0 (the masking is done on the
+    bytes with numpy: a regex replace over every line costs ~50x more)."""
     import numpy as np
     import pyarrow as pa
 
-    arr = frame["_text"].to_arrow(compat_level=pl.CompatLevel.oldest())
+    arr = series.to_arrow(compat_level=pl.CompatLevel.oldest())
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if arr.type != pa.large_string():
@@ -318,66 +322,13 @@ def _masked_text(frame: pl.DataFrame) -> pl.Series:
     return pl.from_arrow(masked)
 
 
-_BLOCK = 32  # patterns per literal-scan block
-
-
 def classify(frame: pl.DataFrame, patterns: list[Pattern]) -> pl.DataFrame:
     """Set ``pattern`` to the first pattern claiming each line (null when none does).
 
-    A pattern claims a line that contains its literal (anchor permitting) and matches its
-    regex; the first pattern in priority order wins (same result as ``_classify_slow``).
-    Cost control: per block of ``_BLOCK`` patterns, one polars call tests every literal of
-    the block on the still-unclaimed lines (SIMD substring search, in parallel); numpy then
-    gives each pattern its candidate lines, and the pattern's regex runs only on those
-    (most patterns have none in a given chunk). A few dozen polars calls per chunk instead
-    of several per pattern: their fixed cost dominated the pattern-by-pattern loop.
-    """
-    import numpy as np
-
-    n = frame.height
-    if n == 0 or not patterns:
-        return frame.with_columns(pl.lit(None, dtype=pl.Utf8).alias("pattern"))
-    msg = frame["msg"]
-    nolevel = frame["level"].is_null().to_numpy()
-    nonnull = msg.is_not_null().to_numpy()
-    winner = np.full(n, -1, dtype=np.int32)
-    open_idx = np.arange(n, dtype=np.int64)
-    for b0 in range(0, len(patterns), _BLOCK):
-        if open_idx.size == 0:
-            break
-        block = patterns[b0:b0 + _BLOCK]
-        sub_msg = msg if open_idx.size == n else msg.gather(open_idx)
-        lits = sorted({p.literal for p in block if p.literal})
-        col = {lit: j for j, lit in enumerate(lits)}
-        L = (pl.DataFrame({"m": sub_msg}).select(
-            [pl.col("m").str.contains(lit, literal=True).fill_null(False).alias(f"l{j}") for j, lit in enumerate(lits)]
-        ).to_numpy() if lits else None)
-        live = nonnull[open_idx].copy()
-        for k, p in enumerate(block):
-            cand = (L[:, col[p.literal]] & live) if p.literal else live.copy()
-            if p.anchor == "header":  # only lines that carried the engine's log header
-                cand &= ~nolevel[open_idx]
-            elif p.anchor == "noheader":  # e.g. benchmark rows: printed bare, never via the logger
-                cand &= nolevel[open_idx]
-            pos = np.flatnonzero(cand)
-            if pos.size == 0:
-                continue
-            ok = sub_msg.gather(pos).str.contains(p.regex).fill_null(False).to_numpy()
-            if not ok.any():
-                continue
-            won = pos[ok]
-            live[won] = False
-            winner[open_idx[won]] = b0 + k
-        open_idx = open_idx[live]
-    names = pl.Series("pattern", [p.name for p in patterns], dtype=pl.Utf8)
-    w = pl.Series("w", winner)
-    claimed = pl.select(pl.when(w >= 0).then(names.gather(w.clip(0, None))).otherwise(None)
-                        .alias("pattern")).to_series()
-    return frame.with_columns(claimed)
-
-
-def _classify_slow(frame: pl.DataFrame, patterns: list[Pattern]) -> pl.DataFrame:
-    """Reference implementation of ``classify`` (every pattern in order; used by tests)."""
+    (Measured: routing lines to patterns with Aho-Corasick passes (``contains_any`` /
+    ``extract_many``) cost more than this loop on decode-heavy logs, because hot lines hold
+    several literals and the list building dominates; the loop only scans lines still
+    unclaimed, and the hot patterns come first.)"""
     n = frame.height
     msg = frame["msg"]
     claimed = pl.Series("pattern", [None] * n, dtype=pl.Utf8)
@@ -455,12 +406,21 @@ def extract(frame: pl.DataFrame, patterns: list[Pattern]) -> dict[str, list[pl.D
             continue
         cols: list[pl.Expr] = []
         named = [f for f in p.fields if f.group]
-        if named:
-            groups = sub.select(pl.col("msg").str.extract_groups(p.regex).alias("_g")).unnest("_g")
-            sub = sub.with_columns([groups[f.group].alias(f"_g_{f.name}") for f in named])
+        own = [f for f in p.fields if not f.group]
+        fast = None
+        if sub.height >= _SHAPE_MIN_ROWS and p.fields:
+            specs = [(f"_g_{f.name}", p.regex, f.group) for f in named] + [(f"_g_{f.name}", f.regex, 1) for f in own]
+            fast = _shape_extract(sub["msg"], specs)
+        if fast is not None:
+            sub = sub.with_columns(fast)
+        else:
+            if named:
+                groups = sub.select(pl.col("msg").str.extract_groups(p.regex).alias("_g")).unnest("_g")
+                sub = sub.with_columns([groups[f.group].alias(f"_g_{f.name}") for f in named])
+            if own:
+                sub = sub.with_columns([pl.col("msg").str.extract(f.regex, 1).alias(f"_g_{f.name}") for f in own])
         for f in p.fields:
-            src = pl.col(f"_g_{f.name}") if f.group else pl.col("msg").str.extract(f.regex, 1)
-            cols.append(_cast(src, f.type, f.scale).alias(f.name))
+            cols.append(_cast(pl.col(f"_g_{f.name}"), f.type, f.scale).alias(f.name))
         for k, v in p.const.items():
             cols.append(pl.lit(v).alias(k))
         base = ["line_no", "date", "md", "time", "rank", "tp_rank", "dp_rank", "proc", "pid", "msg",
@@ -469,6 +429,75 @@ def extract(frame: pl.DataFrame, patterns: list[Pattern]) -> dict[str, list[pl.D
             pl.lit(p.kind).alias("_kind"), pl.lit(p.name).alias("_pattern"))
         out.setdefault(p.table, []).append(rows)
     return out
+
+
+_SHAPE_MIN_ROWS = 512  # below this the capture engine is cheap enough
+
+
+@functools.lru_cache(maxsize=1024)
+def _py_regex(rx: str):
+    """Python compile of a grammar regex usable for the shape fast path, else None."""
+    if not _digit_invariant_search(rx):
+        return None
+    try:
+        return re.compile(rx)
+    except re.error:
+        return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _digit_invariant_search(rx: str) -> bool:
+    return _digit_invariant(rx)
+
+
+def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]]) -> list[pl.Series] | None:
+    """Capture groups of several regexes over ``msg`` without a capture engine per line.
+
+    ``specs``: (output name, regex, group name or 1). Lines are keyed by their digit-masked
+    text; each regex runs once per distinct key (Python ``re`` for spans, checked against
+    polars' captures on the same keys) and every line takes the slices of its key's spans.
+    Sound because each regex treats all ASCII digits alike (``_digit_invariant``), so its
+    match structure on a line equals that on the masked line. None = use the slow path
+    (a regex not eligible, too many distinct keys, or the two engines disagree)."""
+    regexes = {rx for _, rx, _ in specs}
+    py = {rx: _py_regex(rx) for rx in regexes}
+    if any(v is None for v in py.values()):
+        return None
+    masked = _mask_digits(msg)
+    uniq = masked.unique(maintain_order=True).drop_nulls()
+    if uniq.len() > _MAX_SHAPES or uniq.len() * 4 > msg.len():
+        return None
+    keys = uniq.to_list()
+    check: dict[str, pl.DataFrame] = {}
+    for rx in regexes:
+        groups = [g for _, r, g in specs if r == rx]
+        if all(isinstance(g, str) for g in groups):
+            check[rx] = uniq.str.extract_groups(rx).struct.unnest()
+        else:
+            check[rx] = pl.DataFrame({"1": uniq.str.extract(rx, 1)})
+    starts: dict[str, list] = {name: [] for name, _, _ in specs}
+    lens: dict[str, list] = {name: [] for name, _, _ in specs}
+    for j, k in enumerate(keys):
+        ms = {rx: py[rx].search(k) for rx in regexes}
+        for name, rx, g in specs:
+            m = ms[rx]
+            want = check[rx][g if isinstance(g, str) else "1"][j]
+            if m is None or m.span(g)[0] < 0:
+                if want is not None:
+                    return None
+                starts[name].append(None)
+                lens[name].append(None)
+                continue
+            a, b = m.span(g)
+            if want != k[a:b]:
+                return None
+            starts[name].append(a)
+            lens[name].append(b - a)
+    shape = pl.DataFrame({"_k": uniq, **{f"_s{n}": pl.Series(v, dtype=pl.Int64) for n, v in starts.items()},
+                          **{f"_l{n}": pl.Series(v, dtype=pl.Int64) for n, v in lens.items()}})
+    cols = pl.DataFrame({"_m": msg, "_k": masked}).join(shape, on="_k", how="left", maintain_order="left")
+    out = cols.select([pl.col("_m").str.slice(pl.col(f"_s{n}"), pl.col(f"_l{n}")).alias(n) for n, _, _ in specs])
+    return [out[n] for n, _, _ in specs]
 
 
 def parse_frame(frame: pl.DataFrame, grammars, engine: str) -> Parsed:
