@@ -20,6 +20,8 @@ def _plain(v: Any) -> Any:
         return None if math.isnan(v) else round(v, 4)
     if hasattr(v, "isoformat"):
         return v.isoformat(sep=" ") if hasattr(v, "hour") else v.isoformat()
+    if type(v).__name__ == "Decimal":  # DuckDB sum()/HUGEINT: a number in JSON, not a string
+        return int(v) if v == v.to_integral_value() else float(v)
     return v
 
 
