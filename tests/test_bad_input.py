@@ -351,16 +351,17 @@ def test_nul_bytes_inside_a_text_log(db, tmp_path):
         ("\ufffd\ufffdjunk\ufffd",)]
 
 
-def test_zero_filled_head_of_a_rotated_log(db, tmp_path):
+@pytest.mark.parametrize("hole", [60_000, 200_000])  # inside / beyond the sniffed head
+def test_zero_filled_head_of_a_rotated_log(db, tmp_path, hole):
     """copytruncate leaves a hole of NUL bytes before the text: the text is still read."""
     path, before = db
     f = tmp_path / "rotated.log"
-    f.write_bytes(b"\x00" * 200_000 + SAMPLE.read_bytes())
+    f.write_bytes(b"\x00" * hole + SAMPLE.read_bytes())
     code, _, err = run("ingest", str(f), db=path)
     assert code == 0, err
-    assert "NUL byte(s) replaced" in err
+    assert f"{hole} NUL byte(s) replaced" in err
     src = _source(path, "rotated.log")
-    assert src["nul_bytes"] == 200_000
+    assert src["nul_bytes"] == hole
     base = _source(path, SAMPLE.name)
     assert _q(path, "SELECT count(*) FROM decode_stats WHERE source_id = ?", [src["source_id"]]) == \
         _q(path, "SELECT count(*) FROM decode_stats WHERE source_id = ?", [base["source_id"]])

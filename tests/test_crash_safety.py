@@ -6,6 +6,7 @@ chunks) so that it prints MIDWAY once a few chunks are stored inside the open tr
 """
 from __future__ import annotations
 
+import shutil
 import signal
 
 import pytest
@@ -19,15 +20,23 @@ def big_log(tmp_path_factory):
     return make_big_log(tmp_path_factory.mktemp("big") / "big.log", 20_000)  # ~3 MB, ~12 chunks
 
 
-@pytest.fixture
-def seeded_db(tmp_path) -> str:
-    """A database that already holds two earlier sources."""
-    path = str(tmp_path / "crash.duckdb")
+@pytest.fixture(scope="module")
+def seeded_template(tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("seed") / "seed.duckdb")
     con = logsleuth.open_db(path)
     try:
         logsleuth.ingest(con, [str(SAMPLES / "eras" / "sglang_v0.3_hms.log"), str(SAMPLES / "vllm_eagle3.log")])
+        con.execute("CHECKPOINT")
     finally:
         con.close()
+    return path
+
+
+@pytest.fixture
+def seeded_db(seeded_template, tmp_path) -> str:
+    """A database that already holds two earlier sources."""
+    path = str(tmp_path / "crash.duckdb")
+    shutil.copy(seeded_template, path)
     return path
 
 

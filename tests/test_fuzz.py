@@ -46,7 +46,7 @@ specials = st.sampled_from([b"", b"\r", b"\x00", b"\x1b[31mERROR\x1b[0m colour",
 def real_block(draw) -> list[bytes]:
     lines = draw(st.sampled_from(FILE_LINES))
     start = draw(st.integers(0, max(0, len(lines) - 1)))
-    return lines[start:start + draw(st.integers(1, 40))]
+    return lines[start:start + draw(st.integers(1, 30))]
 
 
 @st.composite
@@ -64,7 +64,7 @@ piece = st.one_of(line_text.map(lambda x: [x]), truncated.map(lambda x: [x]), ga
 
 @st.composite
 def documents(draw) -> bytes:
-    lines = [ln for part in draw(st.lists(piece, min_size=1, max_size=25)) for ln in part]
+    lines = [ln for part in draw(st.lists(piece, min_size=1, max_size=20)) for ln in part]
     sep = draw(st.sampled_from([b"\n", b"\r\n"]))
     body = sep.join(ln.replace(b"\n", b" ") for ln in lines)
     return body + (sep if draw(st.booleans()) else b"")
@@ -117,8 +117,8 @@ def test_reader_numbers_every_line_once(data, chunk):
         os.unlink(path)
 
 
-@given(data=documents())
-def test_ingest_accounts_for_every_line_and_is_idempotent(con, data):
+@given(data=documents(), check_replace=st.booleans())
+def test_ingest_accounts_for_every_line_and_is_idempotent(con, data, check_replace):
     path = _write(data)
     n_sources = con.execute("SELECT count(*) FROM sources").fetchone()[0]
     try:
@@ -148,9 +148,11 @@ def test_ingest_accounts_for_every_line_and_is_idempotent(con, data):
         before = {t: _count(con, t, sid) for t in DERIVED + ["lines", "runs", "templates"]}
         (again,) = logsleuth.ingest(con, [path])
         assert again.status == "skipped" and again.source_id == sid
-        (replaced,) = logsleuth.ingest(con, [path], IngestOptions(replace=True))
-        assert replaced.status == "replaced" and replaced.source_id == sid and replaced.n_lines == n
         assert {t: _count(con, t, sid) for t in before} == before
+        if check_replace:  # a full second pipeline run: half of the examples
+            (replaced,) = logsleuth.ingest(con, [path], IngestOptions(replace=True))
+            assert replaced.status == "replaced" and replaced.source_id == sid and replaced.n_lines == n
+            assert {t: _count(con, t, sid) for t in before} == before
         assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == n_sources + 1
     finally:
         os.unlink(path)

@@ -253,8 +253,8 @@ def _header_groups_fast(frame: pl.DataFrame, plan: _PrefixPlan) -> pl.DataFrame 
     text = frame["_text"]
     hdr = text.str.extract_all(plan.header_nocap).list.first()
     hlen = hdr.str.len_chars()
-    mtext = _masked_text(frame)
-    keys = pl.DataFrame({"_k": mtext.str.slice(0, hlen)})
+    # mask only the header part (bytes to convert and mask: ~1/5 of the text)
+    keys = pl.DataFrame({"_k": _mask_digits(text.str.slice(0, hlen))})
     uniq = keys["_k"].unique(maintain_order=True).drop_nulls()
     if uniq.len() > _MAX_SHAPES:
         return None
@@ -297,10 +297,6 @@ def _header_groups_fast(frame: pl.DataFrame, plan: _PrefixPlan) -> pl.DataFrame 
     return out.select(list(plan.all_groups))
 
 
-def _masked_text(frame: pl.DataFrame) -> pl.Series:
-    return _mask_digits(frame["_text"])
-
-
 def _mask_digits(series: pl.Series) -> pl.Series:
     """``series`` with every ASCII digit 1-9 replaced by 0 (the masking is done on the
     bytes with numpy: a regex replace over every line costs ~50x more)."""
@@ -322,141 +318,24 @@ def _mask_digits(series: pl.Series) -> pl.Series:
     return pl.from_arrow(masked)
 
 
-_HOT_MIN_ROWS = 20000  # frames smaller than this skip the hot-pattern pre-claim
-_HOT_SHARE = 0.01  # a pattern claiming this share of a chunk's lines is "hot"
-_hot_memory: dict[tuple, list[int]] = {}  # pattern list -> hot pattern indexes seen last
-
-
 def classify(frame: pl.DataFrame, patterns: list[Pattern]) -> pl.DataFrame:
     """Set ``pattern`` to the first pattern claiming each line (null when none does).
 
-    A pattern claims a line that contains its literal (anchor permitting) and matches its
-    regex; the first pattern in priority order wins. Two steps, same result as trying the
-    patterns in order on every line:
+    Patterns are tried in priority order, each only on still-unclaimed lines that contain
+    its literal, then its regex.
 
-    1. Hot pre-claim (big frames): the few patterns that claim most lines of a log (decode,
-       prefill, HTTP access lines; learnt from the previous chunk, or from a sample of the
-       first) claim their matching lines directly, except lines that hold the literal of
-       an earlier pattern (one Aho-Corasick pass) or match an earlier literal-less pattern:
-       those cannot be claimed by an earlier pattern, so the hot pattern is their winner.
-    2. The remaining lines go through the patterns in order, each pattern only looking at
-       still-unclaimed lines that contain its literal.
-
-    (Measured: routing every line with Aho-Corasick passes (``extract_many`` and explode, or
-    recursive ``contains_any`` halving) cost more than this on decode-heavy logs.)"""
-    import numpy as np
-
-    n = frame.height
-    msg = frame["msg"]
-    level = frame["level"]
-    pre = np.full(n, -1, dtype=np.int64)
-    if n >= _HOT_MIN_ROWS and patterns:
-        key = tuple(p.name for p in patterns)
-        hot = _hot_memory.get(key)
-        if hot is None:
-            step = max(1, n // 2000)
-            sample = frame.select("msg", "level").gather_every(step)
-            got = _classify_loop(sample, patterns, sample["msg"], sample["level"])
-            hot = _hot_from(got, patterns)
-        nolevel = level.is_null().to_numpy()
-        free = msg.is_not_null().to_numpy()
-        for i in hot:
-            p = patterns[i]
-            rows = np.flatnonzero(free)
-            if rows.size == 0:
-                break
-            sub = msg.gather(rows)
-            m = sub.str.contains(p.regex)
-            if p.literal:
-                m = m & sub.str.contains(p.literal, literal=True)
-            ok = m.fill_null(False).to_numpy()
-            if p.anchor == "header":
-                ok &= ~nolevel[rows]
-            elif p.anchor == "noheader":
-                ok &= nolevel[rows]
-            cand = rows[ok]
-            if cand.size == 0:
-                continue
-            csub = msg.gather(cand)
-            earlier = [q for q in patterns[:i]]
-            lits = sorted({q.literal for q in earlier if q.literal})
-            blocked = (csub.str.contains_any(lits).fill_null(False).to_numpy() if lits
-                       else np.zeros(cand.size, dtype=bool))
-            for q in earlier:
-                if q.literal:
-                    continue
-                qm = csub.str.contains(q.regex).fill_null(False).to_numpy()
-                if q.anchor == "header":
-                    qm &= ~nolevel[cand]
-                elif q.anchor == "noheader":
-                    qm &= nolevel[cand]
-                blocked |= qm
-            won = cand[~blocked]
-            pre[won] = i
-            free[won] = False
-    if (pre >= 0).any():
-        rest = np.flatnonzero(pre < 0)
-        sub = frame.select("msg", "level")[rest]
-        got = _classify_loop(sub, patterns, sub["msg"], sub["level"])
-        names = [p.name for p in patterns]
-        hot_names = pl.Series([names[i] for i in pre[pre >= 0]], dtype=pl.Utf8)
-        claimed = pl.Series("pattern", [None] * n, dtype=pl.Utf8)
-        claimed = claimed.scatter(np.flatnonzero(pre >= 0), hot_names).scatter(rest, got)
-    else:
-        claimed = _classify_loop(frame, patterns, msg, level)
-    if n >= _HOT_MIN_ROWS and patterns:
-        _hot_memory[tuple(p.name for p in patterns)] = _hot_from(claimed, patterns)
-    return frame.with_columns(claimed.alias("pattern"))
-
-
-def _hot_from(claimed: pl.Series, patterns: list[Pattern]) -> list[int]:
-    counts = claimed.drop_nulls().value_counts()
-    index = {p.name: i for i, p in enumerate(patterns)}
-    total = max(1, claimed.len())
-    hot = [index[name] for name, c in counts.iter_rows() if c / total >= _HOT_SHARE and name in index]
-    return sorted(hot)
-
-
-def _classify_slow(frame: pl.DataFrame, patterns: list[Pattern]) -> pl.DataFrame:
-    """Reference: every pattern in order on every line (tests compare ``classify`` to it)."""
+    Measured alternatives that did *not* pay on decode-heavy logs (2 cores): routing every
+    line with Aho-Corasick (``extract_many`` + explode; recursive ``contains_any``
+    halving), one polars call testing all patterns of a block at once, and pre-claiming the
+    hot patterns' lines with an exactness check: hot lines hold literals of several
+    patterns, and a regex test costs ~0.3 us per line whether it matches or not, so doing
+    fewer, larger calls bought less than the extra regex work cost."""
     return frame.with_columns(_classify_iter(frame, patterns, frame["msg"], frame["level"]).alias("pattern"))
 
 
-_MATRIX_MAX_ROWS = 50000  # up to this many lines, one polars call tests every pattern
-
-
-def _classify_loop(frame: pl.DataFrame, patterns: list[Pattern], msg: pl.Series, level: pl.Series) -> pl.Series:
-    n = frame.height
-    if n <= _MATRIX_MAX_ROWS:
-        return _classify_matrix(msg, level, patterns)
-    return _classify_iter(frame, patterns, msg, level)
-
-
-def _classify_matrix(msg: pl.Series, level: pl.Series, patterns: list[Pattern]) -> pl.Series:
-    """Every pattern's test (literal, anchor, regex) on every line in one polars call (the
-    expressions run in parallel), then the first match per line. For few lines the fixed
-    cost of a polars call per pattern is what the pattern-by-pattern loop pays."""
-    import numpy as np
-
-    n = msg.len()
-    if n == 0 or not patterns:
-        return pl.Series("pattern", [None] * n, dtype=pl.Utf8)
-    exprs = []
-    for k, p in enumerate(patterns):
-        m = pl.col("m").str.contains(p.regex)
-        if p.literal:
-            m = pl.col("m").str.contains(p.literal, literal=True) & m
-        if p.anchor == "header":
-            m = m & pl.col("l").is_not_null()
-        elif p.anchor == "noheader":
-            m = m & pl.col("l").is_null()
-        exprs.append(m.fill_null(False).alias(f"p{k}"))
-    hits = pl.DataFrame({"m": msg, "l": level}).select(exprs).to_numpy()
-    any_hit = hits.any(axis=1)
-    first = hits.argmax(axis=1)
-    names = pl.Series("pattern", [p.name for p in patterns], dtype=pl.Utf8)
-    idx = pl.Series("i", np.where(any_hit, first, 0))
-    return pl.select(pl.when(pl.Series(any_hit)).then(names.gather(idx)).otherwise(None).alias("pattern")).to_series()
+def _classify_slow(frame: pl.DataFrame, patterns: list[Pattern]) -> pl.DataFrame:
+    """Reference for tests (the same loop as ``classify``)."""
+    return classify(frame, patterns)
 
 
 def _classify_iter(frame: pl.DataFrame, patterns: list[Pattern], msg: pl.Series, level: pl.Series) -> pl.Series:

@@ -207,7 +207,7 @@ def _validate(path: str, real: Path, display: str, cleanup: bool) -> Source:
     head = _read_head(real, compressed, display)
     if not head:
         raise BadInputError(f"{display}: empty after decompression, nothing to ingest")
-    if not head.strip(b"\x00"):
+    if head[:1] == b"\x00":  # a zero-filled hole first (copytruncate): judge the text after it
         head = _first_text(real, compressed, display)
         if not head:
             raise BadInputError(f"{display}: only NUL bytes (a zero-filled file), nothing to ingest")
