@@ -473,7 +473,7 @@ def main() -> None:
         sys.exit(int(ExitCode.INTERNAL))
     if rc == int(ExitCode.INTERRUPTED):  # typer turns KeyboardInterrupt into Exit(130), silently
         _err("interrupted; any ingest in progress was rolled back")
-    sys.exit(rc if isinstance(rc, int) else int(ExitCode.OK))
+    sys.exit(rc if isinstance(rc, int) and not isinstance(rc, bool) else int(ExitCode.OK))
 
 
 def _one_line(exc: BaseException) -> str:
