@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from generate import generate  # noqa: E402
 
-BIG = 1 << 30  # one chunk for the whole file
+BIG = 64 << 20  # one chunk for the whole file
 
 #: columns that legitimately differ between two ingests of the same file
 VOLATILE = {"sources": {"ingested_at"}}
@@ -30,6 +30,12 @@ VOLATILE = {"sources": {"ingested_at"}}
 @pytest.fixture(scope="module")
 def log(tmp_path_factory) -> Path:
     return generate(tmp_path_factory.mktemp("chunk") / "gen_sglang.log", "sglang", 400_000, seed=7)
+
+
+@pytest.fixture(scope="module")
+def whole(log, tmp_path_factory) -> dict:
+    """The tables of the unchunked ingest (computed once for the module)."""
+    return _tables(log, BIG, tmp_path_factory.mktemp("whole"))
 
 
 def _offset_of(data: bytes, needle: bytes, skip_lines: int = 0) -> int:
@@ -78,7 +84,7 @@ def test_generated_log_has_the_structures(log):
 
 
 @pytest.mark.parametrize("where", ["traceback", "run_switch", "bench_block", "tiny"])
-def test_chunked_equals_unchunked(log, tmp_path, where):
+def test_chunked_equals_unchunked(log, whole, tmp_path, where):
     data = log.read_bytes()
     if where == "traceback":  # 4 lines into the crash traceback
         chunk = _boundary_chunk(data, _offset_of(data, b"Scheduler hit an exception", 4))
@@ -90,7 +96,6 @@ def test_chunked_equals_unchunked(log, tmp_path, where):
     else:
         chunk = 8 * 1024
     assert chunk < len(data)
-    whole = _tables(log, BIG, tmp_path)
     assert whole["lines"] and whole["decode_stats"] and whole["bench_results"] and whole["errors"]
     assert len(whole["runs"]) == 2
     _assert_same(whole, _tables(log, chunk, tmp_path), f"chunk_bytes={chunk} ({where})")
