@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from logsleuth import templates as T
 from logsleuth.templates import WILDCARD, mask_messages, mine_templates
 
-REAL_LOG = Path("/work/shared/corpus/real/sglang__udbhav-ag__SGLang_setup__sglang.log")
+from conftest import CORPUS  # noqa: E402  (the corpus beside the checkout)
+
+REAL_LOG = CORPUS / "sglang__udbhav-ag__SGLang_setup__sglang.log"
 
 
 def mask1(text: str) -> str:
