@@ -18,8 +18,8 @@ from logsleuth.errors import GrammarError
 from logsleuth.resources import data_path
 
 ROOT = Path(__file__).resolve().parents[1]
-# shared/ sits beside the checkout, for sessions and CI alike (corpus MANIFEST: "../shared/corpus/real/")
-CORPUS = ROOT.parent / "shared" / "corpus" / "real"
+# shared/ sits beside the checkout, for sessions and CI alike (conftest honours LOGSLEUTH_CORPUS)
+from conftest import CORPUS  # noqa: E402
 ENV_SAMPLES = ROOT / "tests" / "samples" / "env"
 
 
