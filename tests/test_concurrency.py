@@ -91,12 +91,12 @@ def test_waiters_proceed_when_the_writer_finishes(db, big_log, tmp_path):
     _consistent(db)
 
 
-def test_two_ingests_of_the_same_file_store_it_once(db, big_log):
-    procs = [start_cli("ingest", str(big_log), db=db, LOGSLEUTH_LOCK_TIMEOUT="90") for _ in range(2)]
+def test_two_ingests_of_the_same_file_store_it_once(db):
+    procs = [start_cli("ingest", str(SMALL), db=db, LOGSLEUTH_LOCK_TIMEOUT="90") for _ in range(2)]
     results = [finish(p, timeout=120) for p in procs]
     assert [code for code, _ in results] == [0, 0], results
     assert sum("already ingested" in err for _, err in results) == 1
-    assert [s[1] for s in sources(db)] == ["sglang_v0.3_hms.log", "big.log"]
+    assert [s[1] for s in sources(db)] == ["sglang_v0.3_hms.log", SMALL.name]
     _consistent(db)
 
 
