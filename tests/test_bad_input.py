@@ -428,7 +428,7 @@ def test_file_growing_while_ingested(db, tmp_path, monkeypatch):
     real_iter = ingest_mod.iter_chunks
 
     def appending(src, chunk_bytes=None):
-        for i, chunk in enumerate(real_iter(src, 4096)):
+        for i, chunk in enumerate(real_iter(src, 16384)):
             if i == 1:
                 with open(f, "ab") as fh:
                     fh.write(b"INFO 02-04 15:00:00 appended while ingesting\n" * 500)

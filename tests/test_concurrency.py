@@ -55,11 +55,11 @@ def test_lock_timeout_then_clear_error_for_ingest_sql_and_diagnose(db, big_log, 
     head = wait_for(writer)
     try:
         for args in (("ingest", str(SMALL)), ("sql", "SELECT count(*) FROM sources"), ("diagnose",)):
-            p = start_cli(*args, db=db, LOGSLEUTH_LOCK_TIMEOUT="1")
+            p = start_cli(*args, db=db, LOGSLEUTH_LOCK_TIMEOUT="0.5")
             code, err = finish(p, timeout=60)
             assert code == 3, (args, err)
             lines = err.strip().splitlines()
-            assert "waiting up to 1 s (LOGSLEUTH_LOCK_TIMEOUT)" in lines[0], err
+            assert "waiting up to 0.5 s (LOGSLEUTH_LOCK_TIMEOUT)" in lines[0], err
             assert lines[-1].startswith("Error: ") and LOCKED in lines[-1], err
             assert "Traceback" not in err
     finally:

@@ -64,7 +64,7 @@ piece = st.one_of(line_text.map(lambda x: [x]), truncated.map(lambda x: [x]), ga
 
 @st.composite
 def documents(draw) -> bytes:
-    lines = [ln for part in draw(st.lists(piece, min_size=1, max_size=20)) for ln in part]
+    lines = [ln for part in draw(st.lists(piece, min_size=1, max_size=15)) for ln in part]
     sep = draw(st.sampled_from([b"\n", b"\r\n"]))
     body = sep.join(ln.replace(b"\n", b" ") for ln in lines)
     return body + (sep if draw(st.booleans()) else b"")
