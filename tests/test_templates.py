@@ -355,7 +355,7 @@ def test_200k_synthetic_lines_run() -> None:
     shapes = [
         "[2026-02-09 14:45:{s:02d}] Decode batch, #running-req: {a}, #token: {b}, token usage: 0.{a}, "
         "cuda graph: True, gen throughput (token/s): {a}.{s}, #queue-req: {s},",
-        "[2026-02-09 14:45:{s:02d}] Attempting to acquire lock {b} on /home/u/.cache/x/{s}/tmp.lock",
+        "[2026-02-09 14:45:{s:02d}] Attempting to acquire lock {b} on ~/.cache/x/{s}/tmp.lock",
         "[2026-02-09 14:45:{s:02d}] INFO:     10.0.0.{a}:{b} - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
         "Capturing batches (bs={a} avail_mem={s}.{a} GB):  {s}%|█▎        | {a}/52 [00:0{s}<00:04,  1.{a}it/s]",
         "Prefetch {h} completed with {a} tokens",
