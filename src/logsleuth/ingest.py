@@ -25,7 +25,7 @@ from .pipeline import configparse
 from .pipeline.detect import detect
 from .pipeline.fold import fold
 from .pipeline.normalize import RunState, TimeState, add_timestamps, assign_runs, redact_frame
-from .pipeline.parse import extract, parse_frame, patterns_for
+from .pipeline.parse import ShapeCache, extract, parse_frame, patterns_for
 from .pipeline.read import CHUNK_BYTES, _read_head, check_growth, iter_chunks, open_source
 
 
@@ -134,6 +134,7 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
         [source_id, src.display_name, Path(src.display_name).name, src.sha256, src.size, det.kind,
          det.engine, opts.label, dt.datetime.now(), src.compressed])
     carry = None
+    shapes = ShapeCache()  # pattern per line shape, reused across chunks
     n_lines, done_bytes = 0, 0
     # storing a chunk (typed-row extraction and the DuckDB inserts) runs on one worker thread
     # while the next chunk is parsed: polars and DuckDB both release the GIL, so the two
@@ -149,7 +150,7 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
             # so lines, config, events, errors and templates never hold them
             fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts)
             frame = fresh if carry is None else pl.concat([carry, fresh], how="vertical_relaxed")
-            parsed = parse_frame(frame, grammars, parse_engine)
+            parsed = parse_frame(frame, grammars, parse_engine, shapes)
             folded = fold(parsed.frame, pats, bench_columns, final=chunk.final)
             carry = folded.carry
             f = add_timestamps(folded.frame, tstate, src.mtime, opts.year)

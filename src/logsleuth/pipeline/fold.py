@@ -38,11 +38,81 @@ class Folded:
     inner_error_lines: set  # line_no of error-pattern lines swallowed by a traceback
 
 
+_BENCH_NAMES = ["bench_title", "bench_row", "bench_section", "bench_close"]
+
+
 def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, str],
          final: bool) -> Folded:
     roles = {p.name: p.fold for p in patterns if p.fold}
     f = frame.with_columns(
         pl.col("pattern").replace_strict(roles, default=None, return_dtype=pl.Utf8).alias("_role"))
+    n = f.height
+    # Only lines claimed by a fold role, an error or a benchmark pattern ("relevant") and their
+    # close neighbours take part in folding; the rest (nearly all lines of a busy server) are
+    # single-line records that fold leaves alone. They are set aside first so the regexes and
+    # window functions below run on a few hundred rows instead of the whole chunk. Exact: a
+    # dropped row is neither body nor start, so it forms its own group, and every shift below
+    # looks at most two rows back or one row ahead of a relevant row, which are kept.
+    relevant = (pl.col("_role").is_not_null() | (pl.col("table") == "errors").fill_null(False)
+                | pl.col("pattern").is_in(_BENCH_NAMES).fill_null(False))
+    f = f.with_columns(relevant.alias("_rel")).with_row_index("_row")
+    keep = (pl.col("_rel") | pl.col("_rel").shift(-1).fill_null(False) | pl.col("_rel").shift(-2).fill_null(False)
+            | pl.col("_rel").shift(1).fill_null(False) | (pl.col("_row") == 0) | (pl.col("_row") == n - 1))
+    c = _flags(f.filter(keep))
+
+    cut = n
+    if not final and n:
+        last_gid = c["_gid"][-1]
+        gid_start = c.select(pl.col("_row").filter(pl.col("_gid") == last_gid).first()).item()
+        cut = min(cut, gid_start)
+        last_b = c["_bgrp"][-1]
+        # pre-launch chatter at the end of the chunk may belong to a launch in the next one
+        pre = f["pattern"].is_in(PRELAUNCH).fill_null(False)
+        if pre[-1]:
+            breaks = (~pre).arg_true()
+            cut = min(cut, int(breaks[-1]) + 1 if breaks.len() else 0)
+        if last_b > 0 and c["_bmember"][-1]:  # keep a benchmark block whole (closed or not)
+            b_start = c.select(pl.col("_row").filter(pl.col("_bgrp") == last_b).first()).item()
+            cut = min(cut, b_start)
+    carry = None
+    if 0 < cut < n and n - cut <= _MAX_CARRY:
+        carry = frame.slice(cut).select(["line_no", "raw", "truncated"])
+        f = f.slice(0, cut)
+        c = c.filter(pl.col("_row") < cut)
+
+    # ---- fix claims
+    # error-pattern lines inside a record keep their own claim (they give the record its kind)
+    in_tb_body = pl.col("_in_tb") & ~pl.col("_s2") & ((pl.col("table") != "errors").fill_null(True)
+                                                      | (pl.col("_role") == "start").fill_null(False))
+    stray_body = (pl.col("_role") == "body") & ~pl.col("_in_tb")
+    stray_bench = pl.col("pattern").is_in(_BENCH_NAMES).fill_null(False) & ~pl.col("_bmember")
+    indented = pl.col("msg").str.contains(r"^\s+\S")
+    stray_blank = stray_body & pl.col("msg").str.contains(_BLANK).fill_null(False)
+    c = c.with_columns(
+        pl.when(pl.col("_tail_head")).then(pl.lit("traceback_tail"))
+        .when(in_tb_body).then(pl.lit("traceback"))
+        .when(stray_body & indented).then(pl.lit("continuation"))
+        .when(stray_blank).then(pl.lit("blank"))
+        .when(stray_body | stray_bench).then(pl.lit(None, dtype=pl.Utf8))
+        .otherwise(pl.col("pattern")).alias("pattern"),
+        pl.when(pl.col("_tail_head")).then(pl.lit("errors"))
+        .when(in_tb_body | (stray_body & indented) | stray_blank).then(pl.lit("lines"))
+        .when(stray_body | stray_bench).then(pl.lit(None, dtype=pl.Utf8))
+        .otherwise(pl.col("table")).alias("table"))
+    rows = c["_row"]
+    f = f.with_columns(f["pattern"].scatter(rows, c["pattern"]), f["table"].scatter(rows, c["table"]))
+    inner = set(c.filter(pl.col("_in_tb") & ~pl.col("_s2") & (pl.col("_role") != "body").fill_null(True)
+                         & pl.col("_body"))["line_no"].to_list())
+    errors = _traceback_rows(c)
+    bench = _bench_rows(c, bench_columns)
+    keep_cols = [col for col in frame.columns if col not in ("pattern", "table")] + ["pattern", "table"]
+    keep_cols = [col for col in keep_cols if col in f.columns]
+    return Folded(f.select(keep_cols), errors, bench, carry, inner)
+
+
+def _flags(f: pl.DataFrame) -> pl.DataFrame:
+    """Traceback groups (``_gid``, ``_s2`` start, ``_b2`` body, ``_in_tb``, ``_tail_head``) and
+    benchmark blocks (``_bgrp``, ``_bmember``) as columns, by cumulative sums over flags."""
     is_start = (pl.col("_role") == "start") & (pl.col("table") == "errors")
     exc_line = pl.col("msg").str.contains(_EXC_LINE)
     body_like = ((pl.col("_role") == "body")
@@ -77,69 +147,20 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
     f = f.with_columns(pl.col("_s2").first().over("_gid").alias("_in_tb"))
 
     # ---- benchmark blocks
-    bench_names = ["bench_title", "bench_row", "bench_section", "bench_close"]
     is_title = pl.col("pattern") == "bench_title"
     f = f.with_columns(
-        pl.col("pattern").is_in(bench_names).fill_null(False).alias("_bflag"),
+        pl.col("pattern").is_in(_BENCH_NAMES).fill_null(False).alias("_bflag"),
         is_title.fill_null(False).cum_sum().alias("_bgrp"),
     )
     f = f.with_columns((~pl.col("_bflag")).cum_sum().alias("_bbreak"))
     f = f.with_columns(
         (pl.col("pattern") == "bench_close").fill_null(False).cast(pl.Int32)
         .cum_sum().over("_bgrp").alias("_bclose"))
-    f = f.with_columns(
+    return f.with_columns(
         ((pl.col("_bgrp") > 0) & pl.col("_bflag")
          & (pl.col("_bbreak") == pl.col("_bbreak").first().over("_bgrp"))
          & ((pl.col("_bclose") - (pl.col("pattern") == "bench_close").fill_null(False).cast(pl.Int32)) == 0)
          ).alias("_bmember"))
-
-    carry = None
-    if not final and f.height:
-        cut = f.height
-        last_gid = f["_gid"][-1]
-        gid_start = f.select(pl.arg_where(pl.col("_gid") == last_gid).first()).item()
-        cut = min(cut, gid_start)
-        last_b = f["_bgrp"][-1]
-        # pre-launch chatter at the end of the chunk may belong to a launch in the next one
-        pre = f["pattern"].is_in(PRELAUNCH).fill_null(False)
-        if pre[-1]:
-            breaks = (~pre).arg_true()
-            cut = min(cut, int(breaks[-1]) + 1 if breaks.len() else 0)
-        if last_b > 0 and f["_bmember"][-1]:  # keep a benchmark block whole (closed or not)
-            b_start = f.select(pl.arg_where(pl.col("_bgrp") == last_b).first()).item()
-            cut = min(cut, b_start)
-        if 0 < cut < f.height and f.height - cut <= _MAX_CARRY:
-            carry = frame.slice(cut).select(["line_no", "raw", "truncated"])
-            f = f.slice(0, cut)
-
-    # ---- fix claims
-    # error-pattern lines inside a record keep their own claim (they give the record its kind)
-    in_tb_body = pl.col("_in_tb") & ~pl.col("_s2") & ((pl.col("table") != "errors").fill_null(True)
-                                                      | (pl.col("_role") == "start").fill_null(False))
-    stray_body = (pl.col("_role") == "body") & ~pl.col("_in_tb")
-    stray_bench = pl.col("pattern").is_in(bench_names).fill_null(False) & ~pl.col("_bmember")
-    indented = pl.col("msg").str.contains(r"^\s+\S")
-    stray_blank = stray_body & pl.col("msg").str.contains(_BLANK).fill_null(False)
-    f = f.with_columns(
-        pl.when(pl.col("_tail_head")).then(pl.lit("traceback_tail"))
-        .when(in_tb_body).then(pl.lit("traceback"))
-        .when(stray_body & indented).then(pl.lit("continuation"))
-        .when(stray_blank).then(pl.lit("blank"))
-        .when(stray_body | stray_bench).then(pl.lit(None, dtype=pl.Utf8))
-        .otherwise(pl.col("pattern")).alias("pattern"),
-    )
-    f = f.with_columns(
-        pl.when(pl.col("_tail_head")).then(pl.lit("errors"))
-        .when(in_tb_body | (stray_body & indented) | stray_blank).then(pl.lit("lines"))
-        .when(stray_body | stray_bench).then(pl.lit(None, dtype=pl.Utf8))
-        .otherwise(pl.col("table")).alias("table"))
-    inner = set(f.filter(pl.col("_in_tb") & ~pl.col("_s2") & (pl.col("_role") != "body").fill_null(True)
-                         & pl.col("_body"))["line_no"].to_list())
-    errors = _traceback_rows(f)
-    bench = _bench_rows(f, bench_columns)
-    keep = [c for c in frame.columns if c not in ("pattern", "table")] + ["pattern", "table"]
-    keep = [c for c in keep if c in f.columns]
-    return Folded(f.select(keep), errors, bench, carry, inner)
 
 
 def _traceback_rows(f: pl.DataFrame) -> pl.DataFrame | None:

@@ -175,9 +175,12 @@ def _prefix_plan(regex: str) -> _PrefixPlan | None:
     return _PrefixPlan(regex, header, nocap, groups, tail, suffix, all_groups)
 
 
-def _digit_invariant(pattern: str) -> bool:
+def _digit_invariant(pattern: str, ends: bool = False) -> bool:
     """True if every atom of ``pattern`` treats the ASCII digits 0-9 alike and it has no
-    assertion other than ^ (checked on Python's parse tree of the pattern)."""
+    assertion other than ^ (checked on Python's parse tree of the pattern). With ``ends``,
+    ``$``, ``\\Z``, ``\\b`` and ``\\B`` are allowed too: they keep a *match test* digit
+    invariant (digits stay word characters when masked), though not the extent of a
+    header match on a cut-off header text."""
     try:
         import re._parser as sre_parse  # Python 3.11+
         from re import _constants as C
@@ -190,6 +193,8 @@ def _digit_invariant(pattern: str) -> bool:
                C.CATEGORY_UNI_NOT_WORD, C.CATEGORY_UNI_SPACE, C.CATEGORY_LOC_NOT_WORD,
                C.CATEGORY_LINEBREAK, C.CATEGORY_NOT_LINEBREAK, C.CATEGORY_UNI_LINEBREAK,
                C.CATEGORY_UNI_NOT_LINEBREAK}
+
+    end_ats = {C.AT_END, C.AT_END_STRING, C.AT_BOUNDARY, C.AT_NON_BOUNDARY}
 
     def cls_ok(items) -> bool:
         got: set[int] = set()
@@ -220,7 +225,7 @@ def _digit_invariant(pattern: str) -> bool:
                 if not cls_ok(av):
                     return False
             elif op is C.AT:
-                if av not in (C.AT_BEGINNING, C.AT_BEGINNING_STRING):
+                if av not in (C.AT_BEGINNING, C.AT_BEGINNING_STRING) and not (ends and av in end_ats):
                     return False
             elif op is C.SUBPATTERN:
                 if not walk(av[-1]):
@@ -327,22 +332,105 @@ def _mask_digits(series: pl.Series) -> pl.Series:
     return pl.from_arrow(masked)
 
 
-def classify(frame: pl.DataFrame, patterns: list[Pattern]) -> pl.DataFrame:
+class ShapeCache:
+    """Pattern claimed per shape, kept across the chunks of one file: a server log repeats
+    the same few hundred shapes for hours, so after the first chunk nearly every shape is
+    known and only new ones are classified. Bounded: cleared past ``limit`` shapes."""
+
+    def __init__(self, limit: int = 200_000):
+        self.limit = limit
+        self.frame: pl.DataFrame | None = None  # _shape, _nolevel, pattern, _amb
+
+    def split(self, uniq: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame]:
+        """(known shapes with their pattern, unknown shapes)."""
+        if self.frame is None:
+            return None, uniq
+        known = uniq.join(self.frame, on=["_shape", "_nolevel"], how="inner", nulls_equal=True)
+        unknown = uniq.join(self.frame, on=["_shape", "_nolevel"], how="anti", nulls_equal=True)
+        return known, unknown
+
+    def add(self, table: pl.DataFrame) -> None:
+        if self.frame is None or self.frame.height + table.height > self.limit:
+            self.frame = table
+        else:
+            self.frame = pl.concat([self.frame, table], how="vertical_relaxed")
+
+
+def classify(frame: pl.DataFrame, patterns: list[Pattern], cache: ShapeCache | None = None) -> pl.DataFrame:
     """Set ``pattern`` to the first pattern claiming each line (null when none does).
 
     Patterns are tried in priority order, each only on still-unclaimed lines that contain
     its literal, then its regex.
 
+    Lines are classified by *shape* (digit-masked message plus whether it carried a log
+    header): a 100k-line chunk of a busy server has a few thousand shapes, and a polars call
+    costs ~50 us of overhead plus ~0.2-1 us per row, so testing 150-250 patterns on the
+    shapes instead of the lines is ~10-50x cheaper. Exact because every pattern whose regex
+    treats all digits alike (``_digit_invariant``) gives the same answer on a line and on
+    its masked text; lines whose shape contains the (masked) literal of a pattern that is not
+    digit invariant are classified one by one. The masked message is kept as ``_shape`` for
+    the field extraction (see ``extract``).
+
     Measured alternatives that did *not* pay on decode-heavy logs (2 cores): routing every
     line with Aho-Corasick (``extract_many`` + explode; recursive ``contains_any``
     halving), one polars call testing all patterns of a block at once, and pre-claiming the
-    hot patterns' lines with an exactness check: hot lines hold literals of several
-    patterns, and a regex test costs ~0.3 us per line whether it matches or not, so doing
-    fewer, larger calls bought less than the extra regex work cost."""
-    return frame.with_columns(_classify_iter(frame, patterns, frame["msg"], frame["level"]).alias("pattern"))
+    hot patterns' lines with an exactness check."""
+    masked = _mask_digits(frame["msg"]).alias("_shape")
+    frame = frame.with_columns(masked)
+    plan = _shape_plan(tuple((p.regex, p.literal) for p in patterns))
+    n = frame.height
+    if plan is None or n < _SHAPE_MIN_ROWS:
+        return frame.with_columns(_classify_iter(frame, patterns, frame["msg"], frame["level"]).alias("pattern"))
+    keys = frame.select(pl.col("_shape"), pl.col("level").is_null().alias("_nolevel"))
+    uniq = keys.unique()
+    if uniq.height > n * _SHAPE_MAX_SHARE:  # little repetition: shapes would not save work
+        return frame.with_columns(_classify_iter(frame, patterns, frame["msg"], frame["level"]).alias("pattern"))
+    cache = cache or ShapeCache()
+    known, new = cache.split(uniq)
+    if new.height:
+        ambiguous = (new["_shape"].str.contains_any(list(plan)).fill_null(False)
+                     if plan else pl.Series([False] * new.height))
+        level_proxy = pl.Series("level", [None] * new.height, dtype=pl.Utf8).scatter(
+            (~new["_nolevel"]).arg_true(), "L")
+        by_shape = _classify_iter(new, patterns, new["_shape"], level_proxy, masked=True)
+        new = new.with_columns(by_shape.alias("pattern"), ambiguous.alias("_amb"))
+        cache.add(new)
+    table = new if known is None else pl.concat([known, new], how="vertical_relaxed")
+    out = keys.join(table, on=["_shape", "_nolevel"], how="left", nulls_equal=True, maintain_order="left")
+    claimed = out["pattern"]
+    amb = out["_amb"].fill_null(True)
+    if amb.any():
+        idx = amb.arg_true()
+        sub = frame[idx]
+        claimed = claimed.scatter(idx, _classify_iter(sub, patterns, sub["msg"], sub["level"]))
+    return frame.with_columns(claimed.alias("pattern"))
 
 
-def _classify_iter(frame: pl.DataFrame, patterns: list[Pattern], msg: pl.Series, level: pl.Series) -> pl.Series:
+@functools.lru_cache(maxsize=8)
+def _shape_plan(patterns: tuple[tuple[str, str], ...]) -> tuple[str, ...] | None:
+    """Masked literals of the (regex, literal) pairs whose regex is not digit invariant (a
+    shape holding one is classified line by line), or None when such a pattern has no
+    usable literal."""
+    lits = []
+    for regex, literal in patterns:
+        if _digit_invariant(regex, ends=True):
+            continue
+        lit = literal.translate(_DIGIT_TO_ZERO) if literal else ""
+        if len(lit.strip()) < 2:
+            return None
+        lits.append(lit)
+    return tuple(dict.fromkeys(lits))
+
+
+#: classify by shape only when shapes are at most this share of the lines
+_SHAPE_MAX_SHARE = 0.5
+_DIGIT_TO_ZERO = str.maketrans("123456789", "000000000")
+
+
+def _classify_iter(frame: pl.DataFrame, patterns: list[Pattern], msg: pl.Series, level: pl.Series,
+                   masked: bool = False) -> pl.Series:
+    """First claiming pattern per row of ``msg`` (``masked``: ``msg`` holds digit-masked
+    shapes, so literals are masked the same way)."""
     n = frame.height
     claimed = pl.Series("pattern", [None] * n, dtype=pl.Utf8)
     open_rows = pl.Series("i", range(n), dtype=pl.UInt32)  # still unclaimed rows
@@ -352,11 +440,12 @@ def _classify_iter(frame: pl.DataFrame, patterns: list[Pattern], msg: pl.Series,
     for p in patterns:
         if open_rows.len() == 0:
             break
-        if p.literal:
-            hit = literal_hits.get(p.literal)
+        lit = p.literal.translate(_DIGIT_TO_ZERO) if masked and p.literal else p.literal
+        if lit:
+            hit = literal_hits.get(lit)
             if hit is None or hit.len() != open_msg.len():
-                hit = open_msg.str.contains(p.literal, literal=True)
-                literal_hits = {p.literal: hit}  # keep only the last: patterns group by literal
+                hit = open_msg.str.contains(lit, literal=True)
+                literal_hits = {lit: hit}  # keep only the last: patterns group by literal
             if not hit.any():
                 continue
             cand = hit
@@ -513,10 +602,10 @@ def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]]) -> l
     return [out[n] for n, _, _ in specs]
 
 
-def parse_frame(frame: pl.DataFrame, grammars, engine: str) -> Parsed:
+def parse_frame(frame: pl.DataFrame, grammars, engine: str, cache: ShapeCache | None = None) -> Parsed:
     pats = patterns_for(grammars, engine)
     frame = peel(frame, prefix_regex(grammars, engine))
-    frame = classify(frame, pats)
+    frame = classify(frame, pats, cache)
     mapping = {p.name: p.table for p in pats}
     frame = frame.with_columns(pl.col("pattern").replace_strict(mapping, default=None,
                                                                 return_dtype=pl.Utf8).alias("table"))
