@@ -135,6 +135,7 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
          det.engine, opts.label, dt.datetime.now(), src.compressed])
     carry = None
     shapes = ShapeCache()  # pattern per line shape, reused across chunks
+    spans: dict = {}  # field spans per pattern and shape (used by the store thread only)
     n_lines, done_bytes = 0, 0
     # storing a chunk (typed-row extraction and the DuckDB inserts) runs on one worker thread
     # while the next chunk is parsed: polars and DuckDB both release the GIL, so the two
@@ -157,7 +158,7 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
             f = assign_runs(f, launch_rank, rstate)
             if pending is not None:
                 pending.result()
-            pending = writer.submit(_store_chunk, con, f, folded, pats, by_name, source_id, opts)
+            pending = writer.submit(_store_chunk, con, f, folded, pats, by_name, source_id, opts, spans)
             n_lines += f.height
             done_bytes += int(chunk.frame.select(pl.col("raw").str.len_bytes().sum()).item() or 0)
             if opts.progress:
@@ -204,10 +205,10 @@ def _attrs_json(frame: pl.DataFrame, extra_cols: list[str]) -> pl.Expr:
     return pl.struct([pl.col(c) for c in extra_cols]).struct.json_encode()
 
 
-def _store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, opts) -> None:
+def _store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, opts, spans: dict) -> None:
     sid = pl.lit(source_id, dtype=pl.Int32).alias("source_id")
     line_ctx = f.select("line_no", "ts", "run_id")
-    tables = extract(f, pats)
+    tables = extract(f, pats, spans)
     tb_lines = set()
     if folded.errors is not None:
         tb_lines = set(folded.errors["line_no"].to_list()) | folded.inner_error_lines
@@ -238,11 +239,13 @@ def _store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, op
     if folded.bench is not None:
         bench = folded.bench.join(line_ctx, on="line_no", how="left").with_columns(sid)
         _insert(con, "bench_results", bench)
+    raw = pl.col("raw")  # (redacted on read)
+    if f["raw"].str.contains("\x1b", literal=True).any():
+        raw = raw.str.replace_all(r"\x1b\[[0-9;?]*[A-Za-z]", "")
     lines = f.select(
         sid, "line_no", "run_id",
         pl.coalesce(pl.col("table"), pl.lit("unparsed")).alias("kind"),
-        pl.col("pattern"), pl.col("truncated"),
-        pl.col("raw").str.replace_all(r"\x1b\[[0-9;?]*[A-Za-z]", "").alias("raw"),  # redacted on read
+        pl.col("pattern"), pl.col("truncated"), raw.alias("raw"),
     )
     _insert(con, "lines", lines)
 

@@ -395,7 +395,12 @@ def classify(frame: pl.DataFrame, patterns: list[Pattern], cache: ShapeCache | N
         by_shape = _classify_iter(new, patterns, new["_shape"], level_proxy, masked=True)
         new = new.with_columns(by_shape.alias("pattern"), ambiguous.alias("_amb"))
         cache.add(new)
-    table = new if known is None else pl.concat([known, new], how="vertical_relaxed")
+    if known is None:
+        table = new
+    elif new.height == 0:
+        table = known
+    else:
+        table = pl.concat([known, new], how="vertical_relaxed")
     out = keys.join(table, on=["_shape", "_nolevel"], how="left", nulls_equal=True, maintain_order="left")
     claimed = out["pattern"]
     amb = out["_amb"].fill_null(True)
@@ -495,8 +500,13 @@ def _cast(expr: pl.Expr, ftype: str, scale: float | None) -> pl.Expr:
     return out
 
 
-def extract(frame: pl.DataFrame, patterns: list[Pattern]) -> dict[str, list[pl.DataFrame]]:
-    """Typed rows per target table for every claimed line (one pass per pattern)."""
+def extract(frame: pl.DataFrame, patterns: list[Pattern],
+            spans: dict | None = None) -> dict[str, list[pl.DataFrame]]:
+    """Typed rows per target table for every claimed line (one pass per pattern).
+
+    ``spans``: a dict kept across the chunks of one file, holding per pattern the field
+    spans of every shape seen so far (see ``_shape_extract``); the masked message computed
+    by ``classify`` (``_shape``) is reused when the frame still has it."""
     out: dict[str, list[pl.DataFrame]] = {}
     claimed = frame.filter(pl.col("pattern").is_not_null())
     if claimed.height == 0:
@@ -512,7 +522,8 @@ def extract(frame: pl.DataFrame, patterns: list[Pattern]) -> dict[str, list[pl.D
         fast = None
         if sub.height >= _SHAPE_MIN_ROWS and p.fields:
             specs = [(f"_g_{f.name}", p.regex, f.group) for f in named] + [(f"_g_{f.name}", f.regex, 1) for f in own]
-            fast = _shape_extract(sub["msg"], specs)
+            fast = _shape_extract(sub["msg"], specs, sub["_shape"] if "_shape" in sub.columns else None,
+                                  spans)
         if fast is not None:
             sub = sub.with_columns(fast)
         else:
@@ -552,23 +563,46 @@ def _digit_invariant_search(rx: str) -> bool:
     return _digit_invariant(rx)
 
 
-def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]]) -> list[pl.Series] | None:
+def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]], masked: pl.Series | None = None,
+                   cache: dict | None = None) -> list[pl.Series] | None:
     """Capture groups of several regexes over ``msg`` without a capture engine per line.
 
     ``specs``: (output name, regex, group name or 1). Lines are keyed by their digit-masked
-    text; each regex runs once per distinct key (Python ``re`` for spans, checked against
-    polars' captures on the same keys) and every line takes the slices of its key's spans.
-    Sound because each regex treats all ASCII digits alike (``_digit_invariant``), so its
-    match structure on a line equals that on the masked line. None = use the slow path
-    (a regex not eligible, too many distinct keys, or the two engines disagree)."""
+    text (``masked``, computed here when not given); each regex runs once per distinct key
+    (Python ``re`` for spans, checked against polars' captures on the same keys) and every
+    line takes the slices of its key's spans. Sound because each regex treats all ASCII
+    digits alike (``_digit_invariant``), so its match structure on a line equals that on the
+    masked line. ``cache`` keeps the span table of each ``specs`` across calls, so a shape
+    seen in an earlier chunk costs nothing. None = use the slow path (a regex not eligible,
+    too many distinct keys, or the two engines disagree)."""
     regexes = {rx for _, rx, _ in specs}
     py = {rx: _py_regex(rx) for rx in regexes}
     if any(v is None for v in py.values()):
         return None
-    masked = _mask_digits(msg)
-    uniq = masked.unique(maintain_order=True).drop_nulls()
+    if masked is None:
+        masked = _mask_digits(msg)
+    uniq = masked.unique().drop_nulls()
     if uniq.len() > _MAX_SHAPES or uniq.len() * 4 > msg.len():
         return None
+    key = tuple(specs)
+    known = cache.get(key) if cache is not None else None
+    if known is not None:
+        uniq = uniq.filter(~uniq.is_in(known["_k"].implode()))
+    shape = _span_table(uniq, specs, py) if uniq.len() else None
+    if shape is None and uniq.len():
+        return None
+    if known is not None:
+        shape = known if shape is None else pl.concat([known, shape], how="vertical_relaxed")
+    if cache is not None:
+        cache[key] = shape if shape.height <= _MAX_SHAPES else None
+    cols = pl.DataFrame({"_m": msg, "_k": masked}).join(shape, on="_k", how="left", maintain_order="left")
+    out = cols.select([pl.col("_m").str.slice(pl.col(f"_s{n}"), pl.col(f"_l{n}")).alias(n) for n, _, _ in specs])
+    return [out[n] for n, _, _ in specs]
+
+
+def _span_table(uniq: pl.Series, specs, py) -> pl.DataFrame | None:
+    """Start and length of every spec's capture on each masked key (None: engines disagree)."""
+    regexes = list(py)
     keys = uniq.to_list()
     check: dict[str, pl.DataFrame] = {}
     for rx in regexes:
@@ -595,11 +629,8 @@ def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]]) -> l
                 return None
             starts[name].append(a)
             lens[name].append(b - a)
-    shape = pl.DataFrame({"_k": uniq, **{f"_s{n}": pl.Series(v, dtype=pl.Int64) for n, v in starts.items()},
-                          **{f"_l{n}": pl.Series(v, dtype=pl.Int64) for n, v in lens.items()}})
-    cols = pl.DataFrame({"_m": msg, "_k": masked}).join(shape, on="_k", how="left", maintain_order="left")
-    out = cols.select([pl.col("_m").str.slice(pl.col(f"_s{n}"), pl.col(f"_l{n}")).alias(n) for n, _, _ in specs])
-    return [out[n] for n, _, _ in specs]
+    return pl.DataFrame({"_k": uniq, **{f"_s{n}": pl.Series(v, dtype=pl.Int64) for n, v in starts.items()},
+                         **{f"_l{n}": pl.Series(v, dtype=pl.Int64) for n, v in lens.items()}})
 
 
 def parse_frame(frame: pl.DataFrame, grammars, engine: str, cache: ShapeCache | None = None) -> Parsed:
