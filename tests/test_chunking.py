@@ -100,7 +100,7 @@ def test_chunked_equals_unchunked(log, whole, tmp_path, where):
     else:  # 5 rows into the (second launch's) benchmark block
         chunk = _boundary_chunk(data, _offset_of(data, b"Serving Benchmark Result", 5))
     assert chunk < len(data)
-    assert whole["lines"] and whole["decode_stats"] and whole["bench_results"] and whole["errors"]
+    assert whole["lines_other"] and whole["lines_bulk"] and whole["decode_stats"] and whole["bench_results"] and whole["errors"]
     assert len(whole["runs"]) == 2
     _assert_same(whole, _tables(log, chunk, tmp_path), f"chunk_bytes={chunk} ({where})")
 

@@ -11,9 +11,13 @@ WITH b AS (
   FROM bench_results
   WHERE run_id IS NOT NULL AND max_concurrency > 1 AND coalesce(successful_requests, failed_requests) IS NOT NULL
 ),
+args AS (  -- filtered before the range join, so it only sees a handful of lines
+  SELECT source_id, line_no, try_cast(regexp_extract(raw, 'num_prompts=(\d+)', 1) AS BIGINT) AS num_prompts
+  FROM lines_other WHERE raw LIKE '%num_prompts=%'
+),
 np AS (
-  SELECT b.run_id, b.line_no, arg_max(try_cast(regexp_extract(l.raw, 'num_prompts=(\d+)', 1) AS BIGINT), l.line_no) AS num_prompts
-  FROM b JOIN lines l ON l.source_id = b.source_id AND l.line_no < b.line_no AND l.raw LIKE '%num_prompts=%'
+  SELECT b.run_id, b.line_no, arg_max(a.num_prompts, a.line_no) AS num_prompts
+  FROM b JOIN args a ON a.source_id = b.source_id AND a.line_no < b.line_no
   GROUP BY b.run_id, b.line_no
 ),
 x AS (

@@ -8,15 +8,22 @@ WITH b AS (
   SELECT run_id, source_id, line_no, last_line, successful_requests, failed_requests FROM bench_results
   WHERE run_id IS NOT NULL AND coalesce(successful_requests, failed_requests) IS NOT NULL
 ),
+args AS (  -- filtered before the range joins below, so they only see a handful of lines
+  SELECT source_id, line_no, try_cast(regexp_extract(raw, 'num_prompts=(\d+)', 1) AS BIGINT) AS num_prompts
+  FROM lines_other WHERE raw LIKE '%num_prompts=%'
+),
+failed_rows AS (
+  SELECT source_id, line_no FROM lines_other WHERE raw LIKE 'Failed requests:%'
+),
 np AS (  -- the nearest Namespace(... num_prompts=N ...) before the block
-  SELECT b.run_id, b.line_no, arg_max(try_cast(regexp_extract(l.raw, 'num_prompts=(\d+)', 1) AS BIGINT), l.line_no) AS num_prompts
-  FROM b JOIN lines l ON l.source_id = b.source_id AND l.line_no < b.line_no AND l.raw LIKE '%num_prompts=%'
+  SELECT b.run_id, b.line_no, arg_max(a.num_prompts, a.line_no) AS num_prompts
+  FROM b JOIN args a ON a.source_id = b.source_id AND a.line_no < b.line_no
   GROUP BY b.run_id, b.line_no
 ),
 frow AS (
   SELECT b.run_id, b.line_no, min(l.line_no) AS fline
-  FROM b JOIN lines l ON l.source_id = b.source_id AND l.line_no BETWEEN b.line_no AND coalesce(b.last_line, b.line_no + 60)
-  WHERE l.raw LIKE 'Failed requests:%' GROUP BY b.run_id, b.line_no
+  FROM b JOIN failed_rows l ON l.source_id = b.source_id AND l.line_no BETWEEN b.line_no AND coalesce(b.last_line, b.line_no + 60)
+  GROUP BY b.run_id, b.line_no
 ),
 x AS (
   SELECT b.run_id, b.line_no, f.fline,

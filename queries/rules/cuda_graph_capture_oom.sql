@@ -12,10 +12,10 @@ WITH oom0 AS (
                      OR e.traceback ILIKE '%CUDA out of memory%')
 ),
 oom AS (  -- point at the OOM line itself (a wrapper record may start at "EngineCore failed to start.")
-  SELECT o.run_id, coalesce((SELECT min(l.line_no) FROM lines l WHERE l.run_id = o.run_id
+  SELECT o.run_id, coalesce((SELECT min(l.line_no) FROM lines_other l WHERE l.run_id = o.run_id
                                AND l.line_no BETWEEN o.line_no AND coalesce(o.last_line, o.line_no)
                                AND l.raw ILIKE '%graph failed%out of memory%'),
-                             (SELECT min(l.line_no) FROM lines l WHERE l.run_id = o.run_id
+                             (SELECT min(l.line_no) FROM lines_other l WHERE l.run_id = o.run_id
                                AND l.line_no BETWEEN o.line_no AND coalesce(o.last_line, o.line_no)
                                AND l.raw ILIKE '%out of memory%'), o.line_no) AS line_no,
          o.kind, o.message
@@ -25,7 +25,7 @@ cap_begin AS (
   SELECT run_id, line_no, CASE WHEN kind = 'cuda_graph_draft_begin' THEN ' (draft model)' ELSE '' END AS phase
   FROM events WHERE kind IN ('cuda_graph_begin', 'cuda_graph_bs', 'cuda_graph_draft_begin', 'cuda_graph_piecewise_begin')
   UNION ALL
-  SELECT run_id, line_no, '' FROM lines
+  SELECT run_id, line_no, '' FROM lines_other
   WHERE kind IN ('lines', 'events', 'unparsed')
     AND (raw LIKE '%Capturing CUDA graph%' OR raw LIKE '%Capturing cudagraphs%' OR raw LIKE '%Capturing batches (%'
          OR raw LIKE '%Capturing the model for CUDA graphs%')

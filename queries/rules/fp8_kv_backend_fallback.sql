@@ -11,7 +11,7 @@ WITH ev AS (
   FROM events e WHERE e.kind = 'attention_backend_fallback' AND json_extract_string(e.attrs, '$.reason') ILIKE '%FP8%'
   UNION ALL
   SELECT l.run_id, l.line_no, 'vLLM asks for FlashInfer with an FP8 KV cache'
-  FROM lines l WHERE l.raw LIKE '%Please use FlashInfer backend with FP8 KV Cache%'
+  FROM lines_other l WHERE l.raw LIKE '%Please use FlashInfer backend with FP8 KV Cache%'
 ),
 one AS (SELECT * FROM ev QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY line_no) = 1),
 chosen AS (

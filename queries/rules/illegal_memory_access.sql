@@ -8,7 +8,7 @@ WITH err AS (
   WHERE e.kind = 'illegal_memory_access' OR e.message ILIKE '%illegal memory access was encountered%'
 ),
 exact AS (
-  SELECT l.run_id, list(l.line_no ORDER BY l.line_no) AS hits FROM lines l
+  SELECT l.run_id, list(l.line_no ORDER BY l.line_no) AS hits FROM lines_other l
   WHERE l.run_id IN (SELECT run_id FROM err) AND l.raw LIKE '%illegal memory access was encountered%'
   GROUP BY l.run_id
 )

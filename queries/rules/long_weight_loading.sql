@@ -25,7 +25,7 @@ vl AS (  -- vLLM: "Model loading took X GiB memory and Y seconds"
 shards AS (
   SELECT e.run_id, e.line_no, try_cast(e.attrs->>'n' AS BIGINT) AS n, try_cast(e.attrs->>'total' AS BIGINT) AS total,
          regexp_extract(l.raw, '\[(?:(\d+):)?(\d+):(\d+)<', ['h', 'm', 's']) AS el
-  FROM events e JOIN lines l ON l.source_id = e.source_id AND l.line_no = e.line_no
+  FROM events e JOIN lines_other l ON l.source_id = e.source_id AND l.line_no = e.line_no
   WHERE e.kind = 'weight_shards'
 ),
 last_shard AS (

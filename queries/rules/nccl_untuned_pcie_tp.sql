@@ -12,7 +12,7 @@ WITH seen AS (
          string_agg(DISTINCT CASE WHEN pattern = 'shell_trace' THEN 'shell trace'
                                   WHEN pattern IN ('nccl_info', 'nccl_env_echo', 'nccl_channel') THEN 'NCCL_DEBUG output'
                                   WHEN pattern = 'env_export' THEN 'exported variables' END, ', ') AS env_seen
-  FROM lines
+  FROM lines_other
   WHERE run_id IS NOT NULL AND pattern IN ('shell_trace', 'nccl_info', 'nccl_env_echo', 'nccl_channel', 'env_export')
   GROUP BY run_id
 ),

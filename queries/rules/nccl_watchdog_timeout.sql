@@ -11,7 +11,7 @@ WITH wd AS (
          try_cast(regexp_extract(l.raw, 'Timeout\(ms\)=(\d+)', 1) AS BIGINT) AS timeout_ms,
          try_cast(regexp_extract(l.raw, 'ran for (\d+) milliseconds', 1) AS BIGINT) AS ran_ms,
          regexp_extract(l.raw, '\[Rank (\d+)\]', 1) AS rank_txt
-  FROM errors e JOIN lines l ON l.source_id = e.source_id AND l.line_no = e.line_no
+  FROM errors e JOIN lines_other l ON l.source_id = e.source_id AND l.line_no = e.line_no
   WHERE e.kind = 'nccl_watchdog_timeout' AND e.run_id IS NOT NULL
 ),
 wd_run AS (

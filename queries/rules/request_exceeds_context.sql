@@ -5,7 +5,7 @@
 -- source: diagnostics.md R14 — sglang source (validate_input_length: `Input length (X tokens) exceeds the maximum allowed length (Y tokens)`, `The input (X tokens) is longer than the model's context length (Y tokens)`); vllm issue #10517 (`This model's maximum context length is X tokens. However, you requested Y tokens`, `The decoder prompt (length X) is longer than the maximum model length of Y`) and the HTTP 400 access lines.
 WITH rej AS (
   SELECT e.run_id, e.message,
-    coalesce((SELECT min(l.line_no) FROM lines l WHERE l.run_id = e.run_id
+    coalesce((SELECT min(l.line_no) FROM lines_other l WHERE l.run_id = e.run_id
                 AND l.line_no BETWEEN e.line_no AND coalesce(e.last_line, e.line_no)
                 AND (l.raw LIKE '%maximum context length is%' OR l.raw LIKE '%exceeds the maximum allowed length%'
                      OR l.raw LIKE '%longer than the m%')), e.line_no) AS line_no,

@@ -6,7 +6,7 @@
 WITH ev AS (
   SELECT run_id, line_no, NULL AS params FROM events WHERE kind = 'sampling_overridden' AND run_id IS NOT NULL
   UNION ALL
-  SELECT run_id, line_no, regexp_extract(raw, '(\{.*\})', 1) FROM lines
+  SELECT run_id, line_no, regexp_extract(raw, '(\{.*\})', 1) FROM lines_other
   WHERE pattern = 'default_sampling_params' AND run_id IS NOT NULL
 )
 SELECT run_id, min(line_no) AS line_no,

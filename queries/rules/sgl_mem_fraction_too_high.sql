@@ -18,7 +18,7 @@ oom0 AS (
 ),
 oom AS (  -- the OOM line itself (the record starts at "Scheduler hit an exception")
   SELECT o.run_id,
-         min(coalesce((SELECT min(l.line_no) FROM lines l WHERE l.run_id = o.run_id
+         min(coalesce((SELECT min(l.line_no) FROM lines_other l WHERE l.run_id = o.run_id
                          AND l.line_no BETWEEN o.line_no AND coalesce(o.last_line, o.line_no)
                          AND l.raw ILIKE '%CUDA out of memory%'), o.line_no)) AS line_no,
          count(*) AS n_oom,

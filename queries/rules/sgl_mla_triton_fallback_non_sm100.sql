@@ -29,7 +29,7 @@ SELECT m.run_id, ch.line_no, coalesce(m.model_arch, m.model) AS model_arch, m.gp
 FROM mla m JOIN choice ch USING (run_id)
 -- the user forcing triton is a choice, not a fallback: only flag runs whose launch command
 -- (shell trace) did not pass --attention-backend
-WHERE NOT EXISTS (SELECT 1 FROM lines l WHERE l.run_id = m.run_id AND l.pattern = 'shell_trace'
+WHERE NOT EXISTS (SELECT 1 FROM lines_other l WHERE l.run_id = m.run_id AND l.pattern = 'shell_trace'
                   AND l.raw LIKE '%--attention-backend%')
   AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run_id = m.run_id AND e.kind = 'attention_backend_sm100')
 QUALIFY row_number() OVER (PARTITION BY m.run_id ORDER BY ch.line_no) = 1

@@ -15,7 +15,7 @@ cfg AS (  -- no reset line (older/other builds), but the dump shows the spec def
   FROM runs r
   WHERE r.engine = 'sglang' AND r.spec_method IS NOT NULL AND r.max_running_requests = 48
     AND r.run_id NOT IN (SELECT run_id FROM reset)
-    AND NOT EXISTS (SELECT 1 FROM lines l WHERE l.run_id = r.run_id AND l.pattern = 'shell_trace'
+    AND NOT EXISTS (SELECT 1 FROM lines_other l WHERE l.run_id = r.run_id AND l.pattern = 'shell_trace'
                     AND l.raw LIKE '%--max-running-requests%')
 ),
 hit AS (SELECT * FROM reset UNION ALL SELECT * FROM cfg WHERE line_no IS NOT NULL),

@@ -5,7 +5,7 @@
 -- source: diagnostics.md R31 (sgl-project/sglang#7553, #3752, #8232). "Watchdog timeout (self.watchdog_timeout=300)" / "Scheduler watchdog timeout (...)": a forward batch exceeded --watchdog-timeout (default 300 s) and the scheduler was killed.
 WITH wd AS (
   SELECT e.run_id, min(e.line_no) AS line_no, arg_min(l.raw, e.line_no) AS raw, arg_min(e.ts, e.line_no) AS ts
-  FROM errors e JOIN lines l ON l.source_id = e.source_id AND l.line_no = e.line_no
+  FROM errors e JOIN lines_other l ON l.source_id = e.source_id AND l.line_no = e.line_no
   WHERE e.kind = 'watchdog_timeout' AND e.run_id IS NOT NULL
   GROUP BY e.run_id
 ),

@@ -13,7 +13,7 @@ WITH ss AS (
   GROUP BY run_id
 ),
 env_seen AS (
-  SELECT DISTINCT run_id FROM lines
+  SELECT DISTINCT run_id FROM lines_other
   WHERE run_id IS NOT NULL AND pattern IN ('shell_trace', 'nccl_info', 'nccl_env_echo', 'nccl_channel', 'env_export')
 ),
 nccl AS (

@@ -10,7 +10,7 @@ WITH err AS (
   QUALIFY row_number() OVER (PARTITION BY e.run_id ORDER BY e.line_no) = 1
 ),
 exact AS (
-  SELECT l.run_id, min(l.line_no) AS line_no FROM lines l JOIN err USING (run_id)
+  SELECT l.run_id, min(l.line_no) AS line_no FROM lines_other l JOIN err USING (run_id)
   WHERE l.raw LIKE '%Free memory on device%is less than desired GPU memory utilization%' GROUP BY l.run_id
 ),
 v AS (

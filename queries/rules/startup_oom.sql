@@ -15,7 +15,7 @@ WITH oom0 AS (
     AND r.end_state = 'startup_failed'
 ),
 oom AS (  -- point at the OOM line itself (a wrapper record may start at "EngineCore failed to start.")
-  SELECT o.run_id, coalesce((SELECT min(l.line_no) FROM lines l WHERE l.run_id = o.run_id
+  SELECT o.run_id, coalesce((SELECT min(l.line_no) FROM lines_other l WHERE l.run_id = o.run_id
                                AND l.line_no BETWEEN o.line_no AND coalesce(o.last_line, o.line_no)
                                AND l.raw ILIKE '%out of memory%'), o.line_no) AS line_no,
          o.kind, o.message
@@ -25,7 +25,7 @@ cap_begin AS (
   SELECT run_id, line_no FROM events
   WHERE kind IN ('cuda_graph_begin', 'cuda_graph_bs', 'cuda_graph_draft_begin', 'cuda_graph_piecewise_begin')
   UNION ALL
-  SELECT run_id, line_no FROM lines
+  SELECT run_id, line_no FROM lines_other
   WHERE kind IN ('lines', 'events', 'unparsed')
     AND (raw LIKE '%Capturing CUDA graph%' OR raw LIKE '%Capturing cudagraphs%' OR raw LIKE '%Capturing batches (%'
          OR raw LIKE '%Capturing the model for CUDA graphs%')

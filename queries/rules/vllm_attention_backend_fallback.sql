@@ -8,7 +8,7 @@ WITH vr AS (
   SELECT r.run_id FROM runs r
   WHERE r.engine = 'vllm' AND coalesce(r.gpu_vendor, 'nvidia') = 'nvidia'
     AND NOT EXISTS (SELECT 1 FROM events p WHERE p.run_id = r.run_id AND p.kind = 'platform' AND lower(p.text) = 'rocm')
-    AND NOT EXISTS (SELECT 1 FROM lines l WHERE l.run_id = r.run_id AND (l.raw LIKE '%[rocm.py:%' OR l.raw LIKE '% rocm.py:%'))
+    AND NOT EXISTS (SELECT 1 FROM lines_other l WHERE l.run_id = r.run_id AND (l.raw LIKE '%[rocm.py:%' OR l.raw LIKE '% rocm.py:%'))
 ),
 attn AS (
   SELECT e.run_id, e.line_no, 1 AS prio,

@@ -12,7 +12,7 @@ WITH err AS (
   QUALIFY row_number() OVER (PARTITION BY e.run_id ORDER BY e.line_no) = 1
 ),
 exact AS (  -- the ValueError line itself (the error row may start at "EngineCore failed to start.")
-  SELECT l.run_id, min(l.line_no) AS line_no FROM lines l JOIN err USING (run_id)
+  SELECT l.run_id, min(l.line_no) AS line_no FROM lines_other l JOIN err USING (run_id)
   WHERE l.raw LIKE '%ValueError: %max seq len%' GROUP BY l.run_id
 )
 SELECT e.run_id, coalesce(x.line_no, e.line_no) AS line_no,

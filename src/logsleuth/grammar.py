@@ -52,8 +52,10 @@ CONFIG_PARSERS = {"pyrepr", "pydict", "kvlist", "env", "banner"}
 
 _PATTERN_KEYS = {
     "name", "table", "kind", "literal", "regex", "fields", "const", "samples",
-    "launch", "fold", "parser", "config_source", "doc", "anchor",
+    "launch", "fold", "parser", "config_source", "doc", "anchor", "bulk",
 }
+#: tables whose lines are stored in lines_bulk unless the pattern says ``bulk = false``
+BULK_TABLES = {"decode_stats", "prefill_stats", "spec_stats"}
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class Pattern:
     parser: str | None = None  # config value parser
     config_source: str | None = None
     anchor: str | None = None  # "header": only lines that carried the engine log header
+    bulk: bool = False  # raw line stored in lines_bulk (high-volume periodic line)
 
 
 @dataclass
@@ -210,6 +213,7 @@ def _load_pattern(raw: dict, index: int, grammar: Grammar, path: Path) -> Patter
         samples=tuple(samples), grammar=grammar.name, source_file=path.name,
         launch=raw.get("launch"), fold=fold, parser=parser,
         config_source=raw.get("config_source"), anchor=raw.get("anchor"),
+        bulk=bool(raw.get("bulk", raw["table"] in BULK_TABLES)),
     )
 
 

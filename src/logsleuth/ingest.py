@@ -206,6 +206,7 @@ def _attrs_json(frame: pl.DataFrame, extra_cols: list[str]) -> pl.Expr:
 
 
 def _store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, opts, spans: dict) -> None:
+    bulk_patterns = [p.name for p in pats if p.bulk]
     sid = pl.lit(source_id, dtype=pl.Int32).alias("source_id")
     line_ctx = f.select("line_no", "ts", "run_id")
     tables = extract(f, pats, spans)
@@ -247,7 +248,11 @@ def _store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, op
         pl.coalesce(pl.col("table"), pl.lit("unparsed")).alias("kind"),
         pl.col("pattern"), pl.col("truncated"), raw.alias("raw"),
     )
-    _insert(con, "lines", lines)
+    bulk = lines["pattern"].is_in(bulk_patterns).fill_null(False) if bulk_patterns else None
+    if bulk is not None and bulk.any():
+        _insert(con, "lines_bulk", lines.filter(bulk))
+        lines = lines.filter(~bulk)
+    _insert(con, "lines_other", lines)
 
 
 def _store_events(con, part: pl.DataFrame, sid) -> None:

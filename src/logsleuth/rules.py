@@ -269,16 +269,17 @@ def _attach_evidence(con, findings: list[Finding]) -> None:
             wanted.add((f.source_id, e["line_no"]))
     if not wanted:
         return
-    import polars as pl
-
-    keys = pl.DataFrame(list(wanted), schema={"source_id": pl.Int32, "line_no": pl.Int64}, orient="row")
-    con.register("_wanted", keys.to_arrow())
-    try:
-        rows = con.execute("""SELECT l.source_id, l.line_no, l.raw FROM lines l
-                              JOIN _wanted w ON l.source_id = w.source_id AND l.line_no = w.line_no""").fetchall()
-    finally:
-        con.unregister("_wanted")
-    text = {(s, n): raw for s, n, raw in rows}
+    by_source: dict[int, set[int]] = {}
+    for s, n in wanted:
+        by_source.setdefault(int(s), set()).add(int(n))
+    text = {}
+    for s, nums in by_source.items():
+        # literal line numbers (ints): DuckDB prunes row groups by them, where a join with
+        # the wanted keys would read every raw line of a multi-GB log
+        in_list = ", ".join(str(n) for n in sorted(nums))
+        rows = con.execute(f"SELECT line_no, raw FROM lines WHERE source_id = ? AND line_no IN ({in_list})",
+                           [s]).fetchall()
+        text.update({(s, n): raw for n, raw in rows})
     for f in findings:
         f.evidence = (text.get((f.source_id, f.line_no)) or "")[:1000] or None
         for e in f.evidence_lines:

@@ -8,11 +8,21 @@ newer logsleuth is refused rather than misread.
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: lines split into lines_other + lines_bulk behind the `lines` view
+
+#: physical line stores behind the ``lines`` view (queries/views/lines.sql): ``lines_bulk``
+#: holds the high-volume periodic lines (decode/prefill/spec stats, HTTP access log; patterns
+#: with ``bulk = true``), ``lines_other`` everything else, a few percent of a busy log. Rules
+#: that search raw text read ``lines_other`` and stay fast on multi-GB logs.
+LINE_TABLES = ("lines_other", "lines_bulk")
 
 _LINE_REF = [("source_id", "INTEGER"), ("line_no", "BIGINT"), ("run_id", "INTEGER")]
 _WHEN = [("ts", "TIMESTAMP"), ("rank", "VARCHAR"), ("tp_rank", "INTEGER"), ("dp_rank", "INTEGER"),
          ("proc", "VARCHAR")]
+
+_LINE_COLUMNS = [("source_id", "INTEGER"), ("line_no", "BIGINT"), ("run_id", "INTEGER"),
+                 ("kind", "VARCHAR"), ("pattern", "VARCHAR"), ("template_id", "INTEGER"),
+                 ("truncated", "BOOLEAN"), ("raw", "VARCHAR")]
 
 TABLES: dict[str, list[tuple[str, str]]] = {
     "meta": [("key", "VARCHAR PRIMARY KEY"), ("value", "VARCHAR")],
@@ -87,9 +97,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("p99_itl_ms", "DOUBLE"), ("max_itl_ms", "DOUBLE"),
         ("spec_drafts", "BIGINT"), ("spec_draft_tokens", "BIGINT"), ("spec_accepted_tokens", "BIGINT"),
     ],
-    "lines": [("source_id", "INTEGER"), ("line_no", "BIGINT"), ("run_id", "INTEGER"),
-              ("kind", "VARCHAR"), ("pattern", "VARCHAR"), ("template_id", "INTEGER"),
-              ("truncated", "BOOLEAN"), ("raw", "VARCHAR")],
+    "lines_other": _LINE_COLUMNS,
+    "lines_bulk": _LINE_COLUMNS,
     "env_reports": [("source_id", "INTEGER"), ("kind", "VARCHAR"), ("vendor", "VARCHAR"),
                     ("gpu_name", "VARCHAR"), ("gpu_count", "INTEGER"), ("gpu_cc", "VARCHAR"),
                     ("gpu_sm", "VARCHAR"), ("gpu_memory_gib", "DOUBLE"), ("interconnect", "VARCHAR"),
@@ -101,12 +110,12 @@ TABLES: dict[str, list[tuple[str, str]]] = {
 }
 
 #: tables whose rows come from one source; deleted together on --replace
-PER_SOURCE_TABLES = ["env_reports", "lines", "templates", "config", "events", "decode_stats", "prefill_stats",
+PER_SOURCE_TABLES = ["env_reports", "lines_other", "lines_bulk", "templates", "config", "events", "decode_stats", "prefill_stats",
                      "spec_stats", "errors", "bench_results", "runs", "sources"]
 
 
 def columns(table: str) -> list[str]:
-    return [c for c, _ in TABLES[table]]
+    return [c for c, _ in TABLES["lines_other" if table == "lines" else table]]
 
 
 def create_statements() -> list[str]:

@@ -138,7 +138,12 @@ def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float |
     con = _connect_waiting(path, read_only, wait_s, on_wait, on_progress)
     try:
         if read_only:
-            _check_version(con, path)
+            if _check_version(con, path) < SCHEMA_VERSION:  # upgrade once, then reopen read-only
+                con.close()
+                con = _connect_waiting(path, False, wait_s, on_wait, on_progress)
+                _ensure_schema(con, path)
+                con.close()
+                con = _connect_waiting(path, True, wait_s, on_wait, on_progress)
         else:
             _ensure_schema(con, path)
     except BaseException:
@@ -151,7 +156,8 @@ def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
 
 
-def _check_version(con, path: str) -> None:
+def _check_version(con, path: str) -> int:
+    """Schema version of an existing database (refusing a newer one)."""
     try:
         row = fetch_one(con.execute("SELECT value FROM meta WHERE key = 'schema_version'"))
     except duckdb.CatalogException:
@@ -162,6 +168,7 @@ def _check_version(con, path: str) -> None:
         raise DatabaseError(
             f"{path}: written by a newer logsleuth (schema {row[0]} > {SCHEMA_VERSION})",
             hint="upgrade logsleuth or use another --db")
+    return int(row[0]) if row else SCHEMA_VERSION
 
 
 def _ensure_schema(con, path: str) -> None:
@@ -170,13 +177,17 @@ def _ensure_schema(con, path: str) -> None:
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
     except duckdb.Error as exc:
         raise DatabaseError(f"{path}: not a usable database ({_first_line(exc)})") from None
+    version = SCHEMA_VERSION
     if "meta" in tables:
-        _check_version(con, path)
+        version = _check_version(con, path)
     elif tables - {"meta"} and "sources" not in tables:
         raise DatabaseError(f"{path}: a DuckDB file that is not a logsleuth database",
                             hint="use another --db")
     con.execute("BEGIN TRANSACTION")
     try:
+        if version < 2 and "lines" in tables:  # schema 1 had one physical lines table
+            con.execute("DROP VIEW IF EXISTS run_summary")
+            con.execute("ALTER TABLE lines RENAME TO lines_other")
         for stmt in create_statements():
             con.execute(stmt)
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])

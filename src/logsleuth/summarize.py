@@ -25,7 +25,7 @@ from . import hardware
 from .store import fetch_frame
 from .templates import mine_templates
 
-RUN_TABLES = ["lines", "config", "events", "decode_stats", "prefill_stats", "spec_stats", "errors",
+RUN_TABLES = ["lines_other", "lines_bulk", "config", "events", "decode_stats", "prefill_stats", "spec_stats", "errors",
               "bench_results"]
 
 #: vLLM / SGLang backend spellings -> one canonical name
@@ -97,7 +97,7 @@ def _has_activity(con, source_id, run_id) -> bool:
 
 
 def _mine_templates(con, source_id) -> None:
-    frame = fetch_frame(con, "SELECT line_no, raw FROM lines WHERE source_id = ? AND kind = 'unparsed' ORDER BY line_no",
+    frame = fetch_frame(con, "SELECT line_no, raw FROM lines_other WHERE source_id = ? AND kind = 'unparsed' ORDER BY line_no",
                         [source_id])
     if frame.height == 0:
         return
@@ -113,8 +113,8 @@ def _mine_templates(con, source_id) -> None:
     con.unregister("_tpl")
     assign = frame.select("line_no").with_columns((idx.cast(pl.Int64) + base + 1).alias("template_id"))
     con.register("_asg", assign.to_arrow())
-    con.execute("UPDATE lines SET template_id = _asg.template_id FROM _asg "
-                "WHERE lines.source_id = ? AND lines.line_no = _asg.line_no", [source_id])
+    con.execute("UPDATE lines_other SET template_id = _asg.template_id FROM _asg "
+                "WHERE lines_other.source_id = ? AND lines_other.line_no = _asg.line_no", [source_id])
     con.unregister("_asg")
 
 
@@ -142,6 +142,9 @@ def _mark_primary(con, run_id) -> None:
                         WHERE run_id = $1""", [run_id])
 
 
+_ERA_SAMPLE = 50_000
+
+
 def _sglang_era(con, source_id) -> str | None:
     probes = [
         ("≥mid-2026", "%Capture target decode CUDA graph%"),
@@ -154,8 +157,12 @@ def _sglang_era(con, source_id) -> str | None:
         ("v0.1.17–v0.2.13", "%[gpu%Decode batch%"),
     ]
     sel = ", ".join(f"count(*) FILTER (WHERE raw LIKE '{like}')" for _, like in probes)
-    counts = fetch_one(con.execute(f"SELECT {sel} FROM lines WHERE source_id = ?", [source_id]))
-    hms = _one(con, "SELECT count(*) FROM lines WHERE source_id = ? AND regexp_matches(raw, '^\\[\\d\\d:\\d\\d:\\d\\d TP')",
+    # one SGLang version writes one format: the first 50,000 stats lines tell as well as all
+    # of them (a 2 GB log has 12 million)
+    sample = f"""(SELECT raw FROM lines_other WHERE source_id = $1
+                 UNION ALL (SELECT raw FROM lines_bulk WHERE source_id = $1 LIMIT {_ERA_SAMPLE}))"""
+    counts = fetch_one(con.execute(f"SELECT {sel} FROM {sample}", [source_id]))
+    hms = _one(con, f"SELECT count(*) FROM {sample} WHERE regexp_matches(raw, '^\\[\\d\\d:\\d\\d:\\d\\d TP')",
                [source_id])
     if hms:
         return "v0.2.14–v0.3.3"
@@ -485,7 +492,7 @@ def _gpu(con, run_id, source_id, r, explicit) -> None:
     path = _one(con, "SELECT path FROM sources WHERE source_id = ?", [source_id]) or ""
     facts = _env_facts_near(con, path)
     like = " OR ".join("raw LIKE ?" for _ in _HINT_LIKE)
-    rows = _q(con, f"SELECT raw FROM lines WHERE run_id = ? AND ({like}) ORDER BY line_no LIMIT 3000",
+    rows = _q(con, f"SELECT raw FROM lines_other WHERE run_id = ? AND ({like}) ORDER BY line_no LIMIT 3000",
               [run_id, *_HINT_LIKE])
     hints = hardware.gpu_hints_from_text([x[0] for x in rows])
     ctx = hardware.resolve_gpu(explicit, facts, hints)

@@ -1,0 +1,71 @@
+"""Schema 2 stores lines in two tables behind the ``lines`` view; a schema-1 database (one
+``lines`` table) is upgraded in place when opened, also by a read-only command."""
+from __future__ import annotations
+
+import duckdb
+
+import logsleuth
+from logsleuth import api, schema
+from logsleuth.store import open_db
+
+from conftest import SAMPLES
+
+
+def _ingest(path) -> None:
+    con = open_db(str(path))
+    try:
+        api.ingest(con, [str(SAMPLES / "sglang_tuned_v1.log")])
+    finally:
+        con.close()
+
+
+def test_bulk_lines_are_split_off_and_the_view_has_every_line(tmp_path):
+    db = tmp_path / "v2.duckdb"
+    _ingest(db)
+    con = duckdb.connect(str(db), read_only=True)
+    data = (SAMPLES / "sglang_tuned_v1.log").read_bytes()
+    n_file = data.count(b"\n") + (not data.endswith(b"\n"))
+    other, bulk, total, distinct = con.execute(
+        """SELECT (SELECT count(*) FROM lines_other), (SELECT count(*) FROM lines_bulk),
+                  (SELECT count(*) FROM lines), (SELECT count(DISTINCT line_no) FROM lines)""").fetchone()
+    assert total == distinct == n_file == other + bulk
+    assert bulk > 0 and other > 0
+    kinds = {k for (k,) in con.execute("SELECT DISTINCT kind FROM lines_bulk").fetchall()}
+    assert kinds <= {"decode_stats", "prefill_stats", "spec_stats", "events"}
+    assert con.execute("SELECT count(*) FROM lines_bulk WHERE kind = 'events' AND pattern <> 'http_access'"
+                       ).fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM lines_other WHERE kind IN ('decode_stats', 'prefill_stats')"
+                       ).fetchone()[0] == 0
+
+
+def _downgrade_to_v1(db) -> None:
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE lines_v1 AS SELECT * FROM lines ORDER BY source_id, line_no")
+    con.execute("DROP VIEW run_summary")
+    con.execute("DROP VIEW lines")
+    con.execute("DROP TABLE lines_other")
+    con.execute("DROP TABLE lines_bulk")
+    con.execute("ALTER TABLE lines_v1 RENAME TO lines")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.close()
+
+
+def test_schema1_database_is_upgraded_by_a_read_only_open(tmp_path):
+    db = tmp_path / "old.duckdb"
+    _ingest(db)
+    before = open_db(str(db), read_only=True)
+    want_lines = before.execute("SELECT count(*) FROM lines").fetchone()[0]
+    want = sorted((f.rule_id, f.run_id) for f in logsleuth.diagnose(before))
+    before.close()
+    _downgrade_to_v1(db)
+
+    con = open_db(str(db), read_only=True)
+    try:
+        version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+        assert int(version) == schema.SCHEMA_VERSION
+        assert con.execute("SELECT count(*) FROM lines").fetchone()[0] == want_lines
+        assert con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'lines'"
+                           ).fetchone()[0] == "VIEW"
+        assert sorted((f.rule_id, f.run_id) for f in logsleuth.diagnose(con)) == want
+    finally:
+        con.close()
