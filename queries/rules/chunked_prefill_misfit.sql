@@ -35,7 +35,7 @@ v_budget AS (
 v AS (
   SELECT b.run_id, b.line_no, b.budget, count(*) AS n_backlog, max(d.queued_reqs) AS max_waiting,
          list(d.line_no ORDER BY d.line_no)[1:5] AS lines
-  FROM v_budget b JOIN decode_stats d USING (run_id)
+  FROM v_budget b JOIN decode_primary d USING (run_id)
   WHERE b.budget <= $max_chunk AND d.primary_rank AND d.queued_reqs > 0 AND d.prompt_tok_s > 0
   GROUP BY b.run_id, b.line_no, b.budget HAVING count(*) >= $min_backlog_lines
 )

@@ -9,7 +9,7 @@ WITH st AS (
   SELECT d.run_id, d.line_no, d.ts, d.queued_reqs,
          coalesce(d.running_reqs = 0 AND d.queued_reqs > 0 AND coalesce(d.gen_tok_s, 0) = 0, false) AS stalled,
          coalesce(d.engine_idx, -1) AS eng
-  FROM decode_stats d JOIN runs r USING (run_id)
+  FROM decode_primary d JOIN runs r USING (run_id)
   WHERE r.engine = 'vllm' AND d.primary_rank
 ),
 isl AS (

@@ -13,7 +13,7 @@ sgl_g AS (  -- each decode line covers decode_log_interval steps, one token per 
   SELECT d.run_id, sum(d.running_reqs) * coalesce(
            (SELECT max(try_cast(c.value AS INT)) FROM config c WHERE c.run_id = d.run_id AND c.key = 'decode_log_interval'), 40)
          AS gen_tokens
-  FROM decode_stats d WHERE d.primary_rank GROUP BY d.run_id
+  FROM decode_primary d WHERE d.primary_rank GROUP BY d.run_id
 ),
 sgl AS (
   SELECT p.run_id, p.line_no, p.prompt_tokens, p.cached::DOUBLE / nullif(p.prompt_tokens, 0) AS hit, g.gen_tokens,
@@ -25,7 +25,7 @@ sgl AS (
 v AS (
   SELECT d.run_id, d.line_no, d.prompt_tok_s, d.gen_tok_s, d.prefix_hit_rate,
          least(greatest(coalesce(epoch(d.ts) - epoch(lag(d.ts) OVER (PARTITION BY d.run_id, d.engine_idx ORDER BY d.line_no)), 10), 1), 60) AS dt
-  FROM decode_stats d JOIN runs r USING (run_id)
+  FROM decode_primary d JOIN runs r USING (run_id)
   WHERE d.primary_rank AND r.engine = 'vllm'
 ),
 v0_hit AS (  -- V0 prints "Prefix cache hit rate: GPU: x%" on its own line

@@ -14,7 +14,7 @@ WITH off AS (
 traffic AS (
   SELECT run_id, count(*) AS n FROM (
     SELECT run_id FROM prefill_stats WHERE primary_rank
-    UNION ALL SELECT run_id FROM decode_stats WHERE primary_rank AND prompt_tok_s > 0) GROUP BY run_id
+    UNION ALL SELECT run_id FROM decode_primary WHERE primary_rank AND prompt_tok_s > 0) GROUP BY run_id
 ),
 hybrid AS (
   SELECT r.run_id FROM runs r

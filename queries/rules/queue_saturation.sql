@@ -11,7 +11,7 @@ s AS (
          coalesce(d.engine_idx, d.dp_rank, -1) AS eng,
          coalesce(d.queued_reqs > 0 AND (d.kv_usage >= $kv_full
                    OR (d.running_reqs >= c.cap AND d.kv_usage >= $kv_busy_at_cap)), false) AS sat
-  FROM decode_stats d JOIN caps c USING (run_id)
+  FROM decode_primary d JOIN caps c USING (run_id)
   WHERE d.primary_rank AND d.ts IS NOT NULL
 ),
 islands AS (

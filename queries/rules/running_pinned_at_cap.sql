@@ -8,7 +8,7 @@
 WITH p AS (
   SELECT d.run_id, d.line_no, d.ts, d.queued_reqs, d.kv_usage, r.max_running_requests AS cap,
          CASE WHEN r.engine = 'vllm' THEN 'max_num_seqs' ELSE 'max_running_requests' END AS cap_name
-  FROM decode_stats d JOIN runs r USING (run_id)
+  FROM decode_primary d JOIN runs r USING (run_id)
   WHERE d.primary_rank AND r.max_running_requests IS NOT NULL
     AND d.running_reqs = r.max_running_requests AND d.queued_reqs > 0
     AND d.kv_usage < $kv_low

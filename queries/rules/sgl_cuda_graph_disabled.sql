@@ -20,7 +20,7 @@ busy AS (
                                OR NOT coalesce(r.cuda_graph, true))) AS n_eager,
          min(d.line_no) FILTER (WHERE d.cuda_graph = false) AS first_eager,
          count(*) FILTER (WHERE d.cuda_graph IS NOT NULL) AS n_known
-  FROM decode_stats d JOIN runs r USING (run_id)
+  FROM decode_primary d JOIN runs r USING (run_id)
   WHERE r.engine = 'sglang' AND d.primary_rank AND d.running_reqs > 0
   GROUP BY d.run_id
 ),

@@ -17,7 +17,7 @@ WITH r AS (
 busy AS (
   SELECT d.run_id, d.line_no, d.running_reqs, d.cuda_graph, d.running_reqs > r.ceiling
            AND d.cuda_graph IS DISTINCT FROM true AS above
-  FROM decode_stats d JOIN r USING (run_id)
+  FROM decode_primary d JOIN r USING (run_id)
   WHERE d.primary_rank AND d.running_reqs > 0
 ),
 agg AS (

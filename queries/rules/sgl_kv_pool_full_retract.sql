@@ -30,7 +30,7 @@ agg AS (
   GROUP BY r.run_id
 ),
 usage AS (
-  SELECT run_id, max(kv_usage) AS peak_usage FROM decode_stats WHERE primary_rank GROUP BY run_id
+  SELECT run_id, max(kv_usage) AS peak_usage FROM decode_primary WHERE primary_rank GROUP BY run_id
 )
 SELECT a.run_id, a.line_no, a.n_rounds, a.n_reqs, a.span_s, a.max_per_min,
        CASE WHEN u.peak_usage IS NOT NULL THEN ', token usage peaked at ' || round(u.peak_usage, 2) ELSE '' END AS pressure,

@@ -28,7 +28,7 @@ retract AS (  -- one round per retraction on the lowest TP rank of each DP group
 ),
 pressure AS (
   SELECT r.run_id, coalesce(x.n_retract, 0) AS n_retract,
-         (SELECT count(*) FROM decode_stats d WHERE d.run_id = r.run_id AND d.primary_rank
+         (SELECT count(*) FROM decode_primary d WHERE d.run_id = r.run_id AND d.primary_rank
             AND d.kv_usage >= $kv_full AND d.queued_reqs > 0) AS n_full
   FROM runs r LEFT JOIN retract x USING (run_id) WHERE r.engine = 'sglang'
 ),

@@ -8,7 +8,7 @@
 -- engine: sglang
 WITH q AS (
   SELECT d.run_id, d.line_no, d.ts, d.queued_reqs, d.running_reqs, d.kv_usage
-  FROM decode_stats d JOIN runs r USING (run_id)
+  FROM decode_primary d JOIN runs r USING (run_id)
   WHERE r.engine = 'sglang' AND d.primary_rank AND d.running_reqs > 0 AND d.queued_reqs > 0
     AND d.kv_usage IS NOT NULL
     AND d.running_reqs < coalesce(r.max_running_requests, 2147483647)

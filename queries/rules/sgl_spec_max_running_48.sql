@@ -21,7 +21,7 @@ cfg AS (  -- no reset line (older/other builds), but the dump shows the spec def
 hit AS (SELECT * FROM reset UNION ALL SELECT * FROM cfg WHERE line_no IS NOT NULL),
 pinned AS (
   SELECT d.run_id, count(*) AS n_pinned, max(d.queued_reqs) AS max_queue, min(d.line_no) AS first_line
-  FROM decode_stats d JOIN hit h USING (run_id)
+  FROM decode_primary d JOIN hit h USING (run_id)
   WHERE d.primary_rank AND d.running_reqs >= h.cap AND d.queued_reqs > 0
   GROUP BY d.run_id
 )

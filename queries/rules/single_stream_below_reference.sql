@@ -9,7 +9,7 @@ WITH ss AS (
   -- evidence: the single-stream line closest to the run's median, a representative sample
   SELECT run_id, count(*) AS n_ss, arg_min(line_no, abs(gen_tok_s - med)) AS line_no
   FROM (SELECT run_id, line_no, gen_tok_s, median(gen_tok_s) OVER (PARTITION BY run_id) AS med
-        FROM decode_stats WHERE primary_rank AND running_reqs = 1 AND gen_tok_s > 0)
+        FROM decode_primary WHERE primary_rank AND running_reqs = 1 AND gen_tok_s > 0)
   GROUP BY run_id
 ),
 env_seen AS (

@@ -7,7 +7,7 @@
 -- requires: runs.spec_method
 WITH busy AS (
   SELECT d.run_id, d.line_no, d.running_reqs
-  FROM decode_stats d JOIN runs r USING (run_id)
+  FROM decode_primary d JOIN runs r USING (run_id)
   WHERE r.spec_method IS NOT NULL AND d.primary_rank AND d.running_reqs > 0
     -- vLLM turns speculation off by itself above disable_by_batch_size
     AND NOT EXISTS (SELECT 1 FROM config c WHERE c.run_id = d.run_id

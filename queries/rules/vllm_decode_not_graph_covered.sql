@@ -40,7 +40,7 @@ busy AS (
          count(*) FILTER (WHERE d.running_reqs * (1 + c.k) > c.ceiling) AS n_above,
          min(d.line_no) FILTER (WHERE d.running_reqs * (1 + c.k) > c.ceiling) AS first_above,
          max(d.running_reqs) AS peak_running
-  FROM decode_stats d JOIN ceil c USING (run_id)
+  FROM decode_primary d JOIN ceil c USING (run_id)
   WHERE d.primary_rank AND d.running_reqs > 0 AND c.ceiling IS NOT NULL
   GROUP BY d.run_id
 )

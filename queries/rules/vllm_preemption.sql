@@ -15,12 +15,12 @@ v1 AS (
   SELECT run_id, min(line_no) AS line_no, CAST(sum(preemptions) AS BIGINT) AS n_preempt,
          'V1 stats field Preemptions, ' || count(*) || ' interval(s)' AS how,
          list(line_no ORDER BY preemptions DESC, line_no)[1:3] AS evidence_lines
-  FROM decode_stats WHERE primary_rank AND preemptions > 0 GROUP BY run_id
+  FROM decode_primary WHERE primary_rank AND preemptions > 0 GROUP BY run_id
 ),
 win AS (
   SELECT run_id, greatest(epoch(max(ts)) - epoch(min(ts)), 60) / 60.0 AS minutes,
          max(kv_usage) AS peak_kv, max(queued_reqs) AS peak_waiting
-  FROM decode_stats WHERE primary_rank AND (running_reqs > 0 OR queued_reqs > 0) GROUP BY run_id
+  FROM decode_primary WHERE primary_rank AND (running_reqs > 0 OR queued_reqs > 0) GROUP BY run_id
 ),
 p AS (SELECT * FROM v0 UNION ALL SELECT * FROM v1 WHERE run_id NOT IN (SELECT run_id FROM v0))
 SELECT p.run_id, p.line_no, p.n_preempt, p.how,

@@ -18,7 +18,7 @@ LEFT JOIN (
     max(gen_tok_s) AS peak_gen_tok_s,
     avg(CASE WHEN cuda_graph IS NULL THEN NULL WHEN cuda_graph THEN 0 ELSE 1 END)
       FILTER (WHERE running_reqs > 0) AS no_graph_share
-  FROM decode_stats WHERE primary_rank GROUP BY run_id
+  FROM decode_primary WHERE primary_rank GROUP BY run_id
 ) d USING (run_id)
 LEFT JOIN (
   -- interval observations: weight by drafted tokens where counts exist, else a plain mean;

@@ -12,7 +12,10 @@ import math
 import sys
 from typing import Any
 
-import polars as pl
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # polars is only needed by callers that already hold a frame
+    import polars as pl
 
 
 def _plain(v: Any) -> Any:

@@ -8,7 +8,7 @@ newer logsleuth is refused rather than misread.
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 2  # 2: lines split into lines_other + lines_bulk behind the `lines` view
+SCHEMA_VERSION = 2  # 2: lines split into lines_other + lines_bulk behind the `lines` view; decode_primary
 
 #: physical line stores behind the ``lines`` view (queries/views/lines.sql): ``lines_bulk``
 #: holds the high-volume periodic lines (decode/prefill/spec stats, HTTP access log; patterns
@@ -23,6 +23,15 @@ _WHEN = [("ts", "TIMESTAMP"), ("rank", "VARCHAR"), ("tp_rank", "INTEGER"), ("dp_
 _LINE_COLUMNS = [("source_id", "INTEGER"), ("line_no", "BIGINT"), ("run_id", "INTEGER"),
                  ("kind", "VARCHAR"), ("pattern", "VARCHAR"), ("template_id", "INTEGER"),
                  ("truncated", "BOOLEAN"), ("raw", "VARCHAR")]
+
+_DECODE_COLUMNS = _LINE_REF + _WHEN + [
+    ("engine_idx", "INTEGER"), ("running_reqs", "INTEGER"), ("queued_reqs", "INTEGER"),
+    ("swapped_reqs", "INTEGER"), ("tokens", "BIGINT"), ("kv_usage", "DOUBLE"),
+    ("swa_usage", "DOUBLE"), ("mamba_usage", "DOUBLE"), ("cuda_graph", "BOOLEAN"),
+    ("gen_tok_s", "DOUBLE"), ("prompt_tok_s", "DOUBLE"), ("prefix_hit_rate", "DOUBLE"),
+    ("accept_len", "DOUBLE"), ("accept_rate", "DOUBLE"), ("preemptions", "INTEGER"),
+    ("retracted_reqs", "INTEGER"), ("fwd_iter", "BIGINT"), ("primary_rank", "BOOLEAN"),
+]
 
 TABLES: dict[str, list[tuple[str, str]]] = {
     "meta": [("key", "VARCHAR PRIMARY KEY"), ("value", "VARCHAR")],
@@ -56,14 +65,10 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("kind", "VARCHAR"), ("message", "VARCHAR"), ("value", "DOUBLE"), ("text", "VARCHAR"),
         ("attrs", "JSON"),
     ],
-    "decode_stats": _LINE_REF + _WHEN + [
-        ("engine_idx", "INTEGER"), ("running_reqs", "INTEGER"), ("queued_reqs", "INTEGER"),
-        ("swapped_reqs", "INTEGER"), ("tokens", "BIGINT"), ("kv_usage", "DOUBLE"),
-        ("swa_usage", "DOUBLE"), ("mamba_usage", "DOUBLE"), ("cuda_graph", "BOOLEAN"),
-        ("gen_tok_s", "DOUBLE"), ("prompt_tok_s", "DOUBLE"), ("prefix_hit_rate", "DOUBLE"),
-        ("accept_len", "DOUBLE"), ("accept_rate", "DOUBLE"), ("preemptions", "INTEGER"),
-        ("retracted_reqs", "INTEGER"), ("fwd_iter", "BIGINT"), ("primary_rank", "BOOLEAN"),
-    ],
+    "decode_stats": _DECODE_COLUMNS,
+    # the decode_stats rows of each run's primary rank (TP0 / DP0: one row per scheduler
+    # report, not one per rank), copied at ingest so rules read 1/TP of the rows
+    "decode_primary": _DECODE_COLUMNS,
     "prefill_stats": _LINE_REF + _WHEN + [
         ("new_seqs", "INTEGER"), ("new_tokens", "BIGINT"), ("cached_tokens", "BIGINT"),
         ("cache_hit_rate", "DOUBLE"), ("kv_usage", "DOUBLE"), ("running_reqs", "INTEGER"),
@@ -110,7 +115,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
 }
 
 #: tables whose rows come from one source; deleted together on --replace
-PER_SOURCE_TABLES = ["env_reports", "lines_other", "lines_bulk", "templates", "config", "events", "decode_stats", "prefill_stats",
+PER_SOURCE_TABLES = ["env_reports", "lines_other", "lines_bulk", "templates", "config", "events", "decode_stats", "decode_primary",
+                     "prefill_stats",
                      "spec_stats", "errors", "bench_results", "runs", "sources"]
 
 

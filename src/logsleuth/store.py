@@ -190,6 +190,8 @@ def _ensure_schema(con, path: str) -> None:
             con.execute("ALTER TABLE lines RENAME TO lines_other")
         for stmt in create_statements():
             con.execute(stmt)
+        if version < 2 and "decode_stats" in tables:
+            con.execute("INSERT INTO decode_primary SELECT * FROM decode_stats WHERE primary_rank")
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
         create_views(con)
         con.execute("COMMIT")

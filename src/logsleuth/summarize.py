@@ -82,6 +82,8 @@ def finalize_source(con, source_id, det, src, tstate, base_run, opts, head) -> l
     for ordinal, run_id in enumerate(run_ids, start=1):
         _mark_primary(con, run_id)
         _derive_run(con, source_id, run_id, ordinal, det, era, opts)
+    con.execute("INSERT INTO decode_primary SELECT * FROM decode_stats WHERE source_id = ? AND primary_rank",
+                [source_id])
     return run_ids
 
 

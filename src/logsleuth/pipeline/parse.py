@@ -332,6 +332,13 @@ def _mask_digits(series: pl.Series) -> pl.Series:
     return pl.from_arrow(masked)
 
 
+def _detached(series: pl.Series) -> pl.Series:
+    """A copy of a (small) string column that owns its bytes. Polars string columns are
+    views into the buffers of the column they were cut from; a cache holding such a view
+    keeps every chunk's whole text alive (RSS grew ~12 MB per 16 MB chunk)."""
+    return pl.Series(series.name, series.to_list(), dtype=series.dtype)
+
+
 class ShapeCache:
     """Pattern claimed per shape, kept across the chunks of one file: a server log repeats
     the same few hundred shapes for hours, so after the first chunk nearly every shape is
@@ -350,6 +357,7 @@ class ShapeCache:
         return known, unknown
 
     def add(self, table: pl.DataFrame) -> None:
+        table = table.with_columns(_detached(table["_shape"]))
         if self.frame is None or self.frame.height + table.height > self.limit:
             self.frame = table
         else:
@@ -629,7 +637,7 @@ def _span_table(uniq: pl.Series, specs, py) -> pl.DataFrame | None:
                 return None
             starts[name].append(a)
             lens[name].append(b - a)
-    return pl.DataFrame({"_k": uniq, **{f"_s{n}": pl.Series(v, dtype=pl.Int64) for n, v in starts.items()},
+    return pl.DataFrame({"_k": _detached(uniq), **{f"_s{n}": pl.Series(v, dtype=pl.Int64) for n, v in starts.items()},
                          **{f"_l{n}": pl.Series(v, dtype=pl.Int64) for n, v in lens.items()}})
 
 
