@@ -7,7 +7,7 @@ WITH cand AS (
   SELECT r.run_id, r.source_id, r.last_line FROM runs r
   WHERE r.end_state = 'truncated' AND r.engine IN ('sglang', 'vllm') AND NOT coalesce(r.ready, false)
     AND r.last_line = (SELECT max(r2.last_line) FROM runs r2 WHERE r2.source_id = r.source_id)
-    AND NOT EXISTS (SELECT 1 FROM decode_stats d WHERE d.run_id = r.run_id)
+    AND NOT EXISTS (SELECT 1 FROM decode_primary d WHERE d.run_id = r.run_id)  -- (1/TP of decode_stats)
     AND NOT EXISTS (SELECT 1 FROM prefill_stats p WHERE p.run_id = r.run_id)
     AND NOT EXISTS (SELECT 1 FROM errors e WHERE e.run_id = r.run_id AND e.fatal)
 ),

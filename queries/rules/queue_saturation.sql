@@ -14,9 +14,9 @@ s AS (
   FROM decode_primary d JOIN caps c USING (run_id)
   WHERE d.primary_rank AND d.ts IS NOT NULL
 ),
-islands AS (
-  SELECT *, row_number() OVER (PARTITION BY run_id, eng ORDER BY line_no)
-          - row_number() OVER (PARTITION BY run_id, eng, sat ORDER BY line_no) AS grp
+islands AS (  -- a stretch of saturated lines = the lines after the same count of unsaturated ones
+  SELECT *, sum(CASE WHEN sat THEN 0 ELSE 1 END) OVER (PARTITION BY run_id, eng ORDER BY line_no
+                                                       ROWS UNBOUNDED PRECEDING) AS grp
   FROM s
 ),
 runs_of_sat AS (

