@@ -19,7 +19,7 @@ st AS (
          count(*) FILTER (WHERE kv_usage >= $kv_full AND queued_reqs > 0) AS n_full,
          coalesce(sum(preemptions), 0) AS n_pre,
          arg_max(line_no, running_reqs + coalesce(queued_reqs, 0)) AS peak_line
-  FROM decode_primary WHERE primary_rank GROUP BY run_id
+  FROM decode_primary WHERE primary_rank AND run_id IN (SELECT run_id FROM mc) GROUP BY run_id
 )
 SELECT m.run_id, m.line_no,
        r.kv_cache_tokens AS kv_tokens, m.max_conc, coalesce(m.per_req, r.context_len) AS per_req,

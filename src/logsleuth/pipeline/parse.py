@@ -356,7 +356,11 @@ class ShapeCache:
         unknown = uniq.join(self.frame, on=["_shape", "_nolevel"], how="anti", nulls_equal=True)
         return known, unknown
 
-    def add(self, table: pl.DataFrame) -> None:
+    def add(self, table: pl.DataFrame, counts: pl.Series | None = None) -> None:
+        if counts is not None and table.height > 1000:
+            # a shape seen once in a chunk of a busy log is mostly an id (request hashes):
+            # keeping it would only grow the cache and slow every lookup
+            table = table.filter(counts > 1)
         table = table.with_columns(_detached(table["_shape"]))
         if self.frame is None or self.frame.height + table.height > self.limit:
             self.frame = table
@@ -390,7 +394,7 @@ def classify(frame: pl.DataFrame, patterns: list[Pattern], cache: ShapeCache | N
     if plan is None or n < _SHAPE_MIN_ROWS:
         return frame.with_columns(_classify_iter(frame, patterns, frame["msg"], frame["level"]).alias("pattern"))
     keys = frame.select(pl.col("_shape"), pl.col("level").is_null().alias("_nolevel"))
-    uniq = keys.unique()
+    uniq = keys.group_by("_shape", "_nolevel").len("_n")
     if uniq.height > n * _SHAPE_MAX_SHARE:  # little repetition: shapes would not save work
         return frame.with_columns(_classify_iter(frame, patterns, frame["msg"], frame["level"]).alias("pattern"))
     cache = cache or ShapeCache()
@@ -402,7 +406,10 @@ def classify(frame: pl.DataFrame, patterns: list[Pattern], cache: ShapeCache | N
             (~new["_nolevel"]).arg_true(), "L")
         by_shape = _classify_iter(new, patterns, new["_shape"], level_proxy, masked=True)
         new = new.with_columns(by_shape.alias("pattern"), ambiguous.alias("_amb"))
-        cache.add(new)
+        cache.add(new.drop("_n"), new["_n"])
+        new = new.drop("_n")
+    if known is not None:
+        known = known.drop("_n")
     if known is None:
         table = new
     elif new.height == 0:
@@ -435,8 +442,10 @@ def _shape_plan(patterns: tuple[tuple[str, str], ...]) -> tuple[str, ...] | None
     return tuple(dict.fromkeys(lits))
 
 
-#: classify by shape only when shapes are at most this share of the lines
-_SHAPE_MAX_SHARE = 0.5
+#: classify by shape only when shapes are at most this share of the lines (even at 0.9 the
+#: shape path costs less: the repeated shapes, e.g. access lines, are classified once, and
+#: the mask/unique/join overhead is ~10% of trying the patterns on the other lines)
+_SHAPE_MAX_SHARE = 0.9
 _DIGIT_TO_ZERO = str.maketrans("123456789", "000000000")
 
 
