@@ -238,7 +238,8 @@ def _store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, op
     inner_kinds = {}
     for table, parts in tables.items():
         for part in parts:
-            part = part.join(line_ctx, on="line_no", how="left")
+            if "run_id" not in part.columns:  # (extract carries ts and run_id when the frame has them)
+                part = part.join(line_ctx, on="line_no", how="left")
             if table == "events":
                 _store_events(con, part, sid)
             elif table == "errors":

@@ -294,8 +294,12 @@ def _header_groups_fast(frame: pl.DataFrame, plan: _PrefixPlan) -> pl.DataFrame 
          **{f"_l_{g}": pl.Series([v[1] for v in spans[g]], dtype=pl.Int64) for g in plan.groups}})
     cols = pl.DataFrame({"_text": text, "_hl": hlen, "_k": keys["_k"]}).join(
         shape, on="_k", how="left", maintain_order="left")
+    # a group no shape of this chunk has (e.g. Ray process tags in a plain SGLang log) is a
+    # null column, not a slice per line
     out = cols.select(
-        [pl.col("_text").str.slice(pl.col(f"_s_{g}"), pl.col(f"_l_{g}")).alias(g) for g in plan.groups]
+        [(pl.col("_text").str.slice(pl.col(f"_s_{g}"), pl.col(f"_l_{g}"))
+          if any(v[0] is not None for v in spans[g]) else pl.lit(None, dtype=pl.Utf8)).alias(g)
+         for g in plan.groups]
         + [pl.col("_text").str.slice(pl.col("_hl")).alias("msg")])
     for g in plan.all_groups:
         if g not in out.columns:
@@ -495,11 +499,11 @@ def _classify_iter(frame: pl.DataFrame, patterns: list[Pattern], msg: pl.Series,
 
 def _cast(expr: pl.Expr, ftype: str, scale: float | None) -> pl.Expr:
     if ftype == "int":
-        out = expr.str.replace_all(",", "").cast(pl.Int64, strict=False)
+        out = expr.str.replace_all(",", "", literal=True).cast(pl.Int64, strict=False)
     elif ftype == "thousands":
-        out = expr.str.replace_all(",", "").cast(pl.Int64, strict=False)
+        out = expr.str.replace_all(",", "", literal=True).cast(pl.Int64, strict=False)
     elif ftype == "float":
-        out = expr.str.replace_all(",", "").cast(pl.Float64, strict=False)
+        out = expr.str.replace_all(",", "", literal=True).cast(pl.Float64, strict=False)
     elif ftype == "pct":
         out = expr.str.strip_suffix("%").cast(pl.Float64, strict=False) / 100.0
     elif ftype == "bool":
@@ -525,7 +529,9 @@ def extract(frame: pl.DataFrame, patterns: list[Pattern],
     spans of every shape seen so far (see ``_shape_extract``); the masked message computed
     by ``classify`` (``_shape``) is reused when the frame still has it."""
     out: dict[str, list[pl.DataFrame]] = {}
-    claimed = frame.filter(pl.col("pattern").is_not_null())
+    # only the columns extraction reads: splitting by pattern copies every column it carries
+    need = [c for c in _EXTRACT_COLUMNS if c in frame.columns]
+    claimed = frame.select(need).filter(pl.col("pattern").is_not_null())
     if claimed.height == 0:
         return out
     by_name = {p.name: p for p in patterns}
@@ -554,13 +560,15 @@ def extract(frame: pl.DataFrame, patterns: list[Pattern],
         for k, v in p.const.items():
             cols.append(pl.lit(v).alias(k))
         base = ["line_no", "date", "md", "time", "rank", "tp_rank", "dp_rank", "proc", "pid", "msg",
-                "level"]
+                "level"] + [c for c in ("ts", "run_id") if c in sub.columns]
         rows = sub.select([pl.col(c) for c in base] + cols).with_columns(
             pl.lit(p.kind).alias("_kind"), pl.lit(p.name).alias("_pattern"))
         out.setdefault(p.table, []).append(rows)
     return out
 
 
+_EXTRACT_COLUMNS = ["pattern", "line_no", "date", "md", "time", "rank", "tp_rank", "dp_rank", "proc", "pid", "msg",
+                    "level", "_shape", "ts", "run_id"]
 _SHAPE_MIN_ROWS = 512  # below this the capture engine is cheap enough
 
 
