@@ -144,9 +144,7 @@ def table(results: list[dict]) -> str:
                             f"{t[ref]['cpu'] / ing['cpu']:.2f}x CPU")
         line.append(f"{res['query']['what']}: {res['query']['wall']:.2f} s; --help: {res['help']['wall']:.2f} s")
         out.append("; ".join(line))
-    if len(results) >= 2:
-        by_size = sorted(results, key=lambda r: r["bytes"])
-        a, b = by_size[0], by_size[-1]
+    for a, b in _size_pairs(results):
         ratio = b["tools"]["logsleuth ingest"]["wall"] / a["tools"]["logsleuth ingest"]["wall"]
         out.append(f"time({Path(b['file']).name}) / time({Path(a['file']).name}) = {ratio:.1f} "
                    f"for {b['bytes'] / a['bytes']:.1f}x the bytes")
@@ -154,6 +152,19 @@ def table(results: list[dict]) -> str:
         out.append("* lnav recognised no log format in this file and only loaded it as text")
     out += ["", targets(results)]
     return "\n".join(out)
+
+
+def _size_pairs(results: list[dict]) -> list[tuple[dict, dict]]:
+    """(smallest, largest) file of each group (engine of a generated log; "files" otherwise)."""
+    groups: dict[str, list[dict]] = {}
+    for r in results:
+        groups.setdefault(r.get("group", "files"), []).append(r)
+    pairs = []
+    for rs in groups.values():
+        if len(rs) >= 2:
+            rs = sorted(rs, key=lambda r: r["bytes"])
+            pairs.append((rs[0], rs[-1]))
+    return pairs
 
 
 def targets(results: list[dict]) -> str:
@@ -174,16 +185,16 @@ def targets(results: list[dict]) -> str:
         row(f"{name}: throughput >= 3x per-line Python", f"{x:.2f}x (CPU {t['per-line re']['cpu'] / ing['cpu']:.2f}x)",
             x >= 3)
         row(f"{name}: peak RSS < 1 GB", f"{ing['rss_mb']:.0f} MB", ing["rss_mb"] < 1024)
-    if len(results) >= 2:
-        by_size = sorted(results, key=lambda r: r["bytes"])
-        a, b = by_size[0], by_size[-1]
+    for a, b in _size_pairs(results):
         ratio = b["tools"]["logsleuth ingest"]["wall"] / a["tools"]["logsleuth ingest"]["wall"]
         row(f"time({Path(b['file']).name}) <= 11x time({Path(a['file']).name})", f"{ratio:.1f}x "
             f"({b['bytes'] / a['bytes']:.1f}x the bytes)", ratio <= 11)
-    big = max(results, key=lambda r: r["bytes"])
-    row(f"diagnose over the {big['bytes'] / 1e9:.1f} GB database < 2 s", f"{big['query']['wall']:.2f} s",
-        big["query"]["wall"] < 2)
-    row("logsleuth --help < 0.3 s", f"{big['help']['wall']:.2f} s", big["help"]["wall"] < 0.3)
+    top = max(r["bytes"] for r in results)
+    for big in (r for r in results if r["bytes"] >= 0.9 * top):
+        row(f"diagnose over the {Path(big['file']).name} database ({big['bytes'] / 1e9:.1f} GB) < 2 s",
+            f"{big['query']['wall']:.2f} s", big["query"]["wall"] < 2)
+    helps = [r["help"]["wall"] for r in results]
+    row("logsleuth --help < 0.3 s", f"{max(helps):.2f} s (slowest of {len(helps)})", max(helps) < 0.3)
     return "\n".join(rows)
 
 
@@ -197,6 +208,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=str(HERE / "results.json"))
     a = ap.parse_args(argv)
     files = [Path(f) for f in a.files]
+    group = {f: "files" for f in files}
     if not files:
         CACHE.mkdir(parents=True, exist_ok=True)
         for engine in a.engines:
@@ -206,11 +218,13 @@ def main(argv=None) -> int:
                     print(f"generating {p} ...", file=sys.stderr)
                     generate(p, engine, parse_size(size), a.seed)
                 files.append(p)
+                group[p] = engine
     print(f"load average before: {os.getloadavg()}", file=sys.stderr)
     results = []
     for f in files:
         print(f"benchmarking {f} ...", file=sys.stderr)
         results.append(bench_file(f, a.repeat))
+        results[-1]["group"] = group[f]
     print(f"load average after: {os.getloadavg()}", file=sys.stderr)
     print(table(results))
     Path(a.json).write_text(json.dumps(results, indent=2, default=str))

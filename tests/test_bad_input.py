@@ -95,6 +95,26 @@ def test_missing_path(cli, db, tmp_path):
     assert_refused(r.returncode, r.stderr.decode(), path, before, "nope.log: no such file")
 
 
+def test_bad_input_among_several_writes_nothing(cli, db, tmp_path):
+    """Every input is checked before the database is opened: a missing or empty file after a
+    good one refuses the whole command, and the good one is not ingested either."""
+    path, before = db
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    for bad in (tmp_path / "nope.log", empty):
+        r = cli("ingest", str(SAMPLE), str(bad), db=path)
+        assert_refused(r.returncode, r.stderr.decode(), path, before, bad.name)
+
+
+def test_refused_input_creates_no_database(cli, tmp_path):
+    fresh = tmp_path / "fresh.duckdb"
+    for cmd in ("ingest", "diagnose"):
+        r = cli(cmd, str(tmp_path / "nope.log"), db=str(fresh))
+        assert r.returncode == 3, r.stderr.decode()
+        assert "nope.log: no such file" in r.stderr.decode()
+        assert not fresh.exists(), f"{cmd} created {fresh.name} for a refused input"
+
+
 def test_broken_symlink(db, tmp_path):
     path, before = db
     link = tmp_path / "gone.log"

@@ -6,6 +6,7 @@ import duckdb
 
 import logsleuth
 from logsleuth import api, schema
+from logsleuth.grammar import default_grammars
 from logsleuth.store import open_db
 
 from conftest import SAMPLES
@@ -30,10 +31,12 @@ def test_bulk_lines_are_split_off_and_the_view_has_every_line(tmp_path):
                   (SELECT count(*) FROM lines), (SELECT count(DISTINCT line_no) FROM lines)""").fetchone()
     assert total == distinct == n_file == other + bulk
     assert bulk > 0 and other > 0
-    kinds = {k for (k,) in con.execute("SELECT DISTINCT kind FROM lines_bulk").fetchall()}
-    assert kinds <= {"decode_stats", "prefill_stats", "spec_stats", "events"}
-    assert con.execute("SELECT count(*) FROM lines_bulk WHERE kind = 'events' AND pattern <> 'http_access'"
-                       ).fetchone()[0] == 0
+    bulk = {p.name for g in default_grammars() for p in g.patterns if p.bulk}
+    assert {"sgl_decode", "http_access", "vllm_request_lifecycle"} <= bulk
+    in_bulk = {k for (k,) in con.execute("SELECT DISTINCT pattern FROM lines_bulk").fetchall()}
+    in_other = {k for (k,) in con.execute("SELECT DISTINCT pattern FROM lines_other").fetchall()}
+    assert in_bulk and in_bulk <= bulk
+    assert not (in_other & bulk)
     assert con.execute("SELECT count(*) FROM lines_other WHERE kind IN ('decode_stats', 'prefill_stats')"
                        ).fetchone()[0] == 0
 

@@ -64,6 +64,17 @@ def main_options(
     state.debug = debug
 
 
+def _precheck(paths: List[str]) -> None:
+    """Refuse a bad input before the database is opened (or created): nothing is written
+    when one of several files is missing, empty or binary."""
+    from .api import expand_paths
+    from .pipeline.read import check_input
+
+    for p in expand_paths(paths):
+        if p != "-":
+            check_input(p)
+
+
 def _ingest_paths(con, paths: List[str], label, replace, gpu, year, keep_prompts, quiet=False) -> list:
     from .api import expand_paths
     from .ingest import IngestOptions, ingest_source
@@ -113,6 +124,7 @@ def ingest(
     from .api import query
     from .render import console, frame_rows, run_summary_panel
 
+    _precheck(paths)
     con = _db()
     try:
         results = _ingest_paths(con, paths, label, replace, gpu, year, keep_prompts)
@@ -219,6 +231,8 @@ def diagnose(
 
     if fail_on and fail_on not in SEV_RANK:
         raise UsageError(f"--fail-on {fail_on}: one of critical, warning, info")
+    if paths:
+        _precheck(paths)
     con = _db(read_only=not paths)
     try:
         run_ids = list(run) if run else None

@@ -348,7 +348,7 @@ class ShapeCache:
     the same few hundred shapes for hours, so after the first chunk nearly every shape is
     known and only new ones are classified. Bounded: cleared past ``limit`` shapes."""
 
-    def __init__(self, limit: int = 200_000):
+    def __init__(self, limit: int = 50_000):
         self.limit = limit
         self.frame: pl.DataFrame | None = None  # _shape, _nolevel, pattern, _amb
 
@@ -362,9 +362,9 @@ class ShapeCache:
 
     def add(self, table: pl.DataFrame, counts: pl.Series | None = None) -> None:
         if counts is not None and table.height > 1000:
-            # a shape seen once in a chunk of a busy log is mostly an id (request hashes):
-            # keeping it would only grow the cache and slow every lookup
-            table = table.filter(counts > 1)
+            # a shape seen once or twice in a chunk of a busy log is mostly an id (request
+            # hashes): keeping it would only grow the cache (and memory) and slow every lookup
+            table = table.filter(counts > 2)
         table = table.with_columns(_detached(table["_shape"]))
         if self.frame is None or self.frame.height + table.height > self.limit:
             self.frame = table

@@ -164,24 +164,8 @@ def open_source(path: str) -> Source:
         real = Path(spool.name)
         display, cleanup = "<stdin>", True
     else:
-        real = Path(path)
+        real = _check_path(path)
         display, cleanup = path, False
-        if not real.exists():
-            if os.path.lexists(real):
-                raise BadInputError(f"{path}: broken symbolic link")
-            raise BadInputError(f"{path}: no such file")
-        if real.is_dir():
-            raise BadInputError(f"{path}: is a directory with no log files in it")
-        try:
-            mode = real.stat().st_mode
-        except OSError as exc:
-            raise _unreadable(path, exc) from None
-        if not stat.S_ISREG(mode):
-            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
-            raise BadInputError(f"{path}: not a regular file ({kind})",
-                                hint=f"to read a stream, pipe it: ... | logsleuth ingest -")
-        if not os.access(real, os.R_OK):
-            raise BadInputError(f"{path}: permission denied", hint="check the file's permissions")
     try:
         return _validate(path, real, display, cleanup)
     except BaseException:
@@ -193,7 +177,42 @@ def open_source(path: str) -> Source:
         raise
 
 
+def _check_path(path: str) -> Path:
+    real = Path(path)
+    if not real.exists():
+        if os.path.lexists(real):
+            raise BadInputError(f"{path}: broken symbolic link")
+        raise BadInputError(f"{path}: no such file")
+    if real.is_dir():
+        raise BadInputError(f"{path}: is a directory with no log files in it")
+    try:
+        mode = real.stat().st_mode
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise BadInputError(f"{path}: not a regular file ({kind})",
+                            hint=f"to read a stream, pipe it: ... | logsleuth ingest -")
+    if not os.access(real, os.R_OK):
+        raise BadInputError(f"{path}: permission denied", hint="check the file's permissions")
+    return real
+
+
+def check_input(path: str) -> None:
+    """Every check of ``open_source`` but the hash, for one file path (not ``-``): used to
+    refuse a bad input among several before anything is written, a new database included."""
+    _inspect(path, _check_path(path), path)
+
+
 def _validate(path: str, real: Path, display: str, cleanup: bool) -> Source:
+    st, compressed = _inspect(path, real, display)
+    sha = _hash_and_size(real, st.st_size)
+    return Source(path=path, display_name=display, real_path=real, size=st.st_size, sha256=sha,
+                  compressed=compressed, mtime=st.st_mtime, cleanup=cleanup)
+
+
+def _inspect(path: str, real: Path, display: str):
+    """(stat, gzip?) of a readable, non-empty text input; BadInputError otherwise."""
     try:
         st = real.stat()
         with open(real, "rb") as fh:
@@ -219,9 +238,7 @@ def _validate(path: str, real: Path, display: str, cleanup: bool) -> Source:
                 else "convert it to UTF-8 first: iconv -f UTF-16 -t UTF-8" if why == "UTF-16 encoded"
                 else "logsleuth reads text logs, optionally gzip-compressed")
         raise BadInputError(f"{display}: {why}, not a {'UTF-8' if 'UTF-16' in why else 'text'} log", hint=hint)
-    sha = _hash_and_size(real, size)
-    return Source(path=path, display_name=display, real_path=real, size=size, sha256=sha,
-                  compressed=compressed, mtime=st.st_mtime, cleanup=cleanup)
+    return st, compressed
 
 
 def _read_head(real: Path, compressed: bool, display: str, n: int = 65536) -> bytes:
