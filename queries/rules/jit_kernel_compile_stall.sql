@@ -17,14 +17,18 @@ jit_run AS (
          list(line_no ORDER BY line_no) AS lines
   FROM jit GROUP BY run_id
 ),
+startup_ev AS (  -- events but the per-request ones (millions on a busy server, never a start-up step)
+  SELECT run_id, line_no, ts FROM events
+  WHERE ts IS NOT NULL AND kind NOT IN ('http_access', 'request_log')
+),
 after_compile AS (  -- vLLM: the first event after torch.compile finished, on the same run
   SELECT c.run_id, c.line_no, c.ts,
-         (SELECT min(e.line_no) FROM events e WHERE e.run_id = c.run_id AND e.line_no > c.line_no AND e.ts IS NOT NULL) AS next_line
+         (SELECT min(e.line_no) FROM startup_ev e WHERE e.run_id = c.run_id AND e.line_no > c.line_no) AS next_line
   FROM events c WHERE c.kind = 'torch_compile' AND c.ts IS NOT NULL
 ),
 gap AS (
   SELECT a.run_id, a.line_no, n.line_no AS next_line, epoch(n.ts) - epoch(a.ts) AS gap_s
-  FROM after_compile a JOIN events n ON n.run_id = a.run_id AND n.line_no = a.next_line
+  FROM after_compile a JOIN startup_ev n ON n.run_id = a.run_id AND n.line_no = a.next_line
   JOIN runs r ON r.run_id = a.run_id
   WHERE r.engine = 'vllm' AND (r.ready_line IS NULL OR a.line_no < r.ready_line)
   QUALIFY row_number() OVER (PARTITION BY a.run_id ORDER BY epoch(n.ts) - epoch(a.ts) DESC) = 1
