@@ -198,6 +198,17 @@ def targets(results: list[dict]) -> str:
     return "\n".join(rows)
 
 
+def _portable(results: list[dict]) -> list[dict]:
+    """Results without machine paths (file names only; temporary databases dropped)."""
+    out = json.loads(json.dumps(results, default=str))
+    for res in out:
+        res["file"] = Path(res["file"]).name
+        for r in list(res["tools"].values()) + [res.get("query", {}), res.get("help", {})]:
+            r.pop("db", None)
+            r["err"] = re.sub(r"(/[^\s:'\"]+/)([^/\s:'\"]+)", r"\2", r.get("err", ""))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="logsleuth ingest benchmark (see module docstring)")
     ap.add_argument("--sizes", nargs="*", default=["200MB", "2GB"])
@@ -227,7 +238,7 @@ def main(argv=None) -> int:
         results[-1]["group"] = group[f]
     print(f"load average after: {os.getloadavg()}", file=sys.stderr)
     print(table(results))
-    Path(a.json).write_text(json.dumps(results, indent=2, default=str))
+    Path(a.json).write_text(json.dumps(_portable(results), indent=2, default=str))
     return 0
 
 
