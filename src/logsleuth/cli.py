@@ -64,23 +64,25 @@ def main_options(
     state.debug = debug
 
 
-def _precheck(paths: List[str]) -> None:
-    """Refuse a bad input before the database is opened (or created): nothing is written
-    when one of several files is missing, empty or binary."""
+def _checked_files(paths: List[str]) -> list[str]:
+    """The files ``paths`` name (globs and directories expanded), each checked before the
+    database is opened (or created): nothing is written when one of several files is
+    missing, empty or binary."""
     from .api import expand_paths
     from .pipeline.read import check_input
 
-    for p in expand_paths(paths):
+    files = expand_paths(paths)
+    for p in files:
         if p != "-":
             check_input(p)
+    return files
 
 
-def _ingest_paths(con, paths: List[str], label, replace, gpu, year, keep_prompts, quiet=False) -> list:
-    from .api import expand_paths
+def _ingest_paths(con, files: List[str], label, replace, gpu, year, keep_prompts, quiet=False) -> list:
+    """Ingest ``files`` (from ``_checked_files``) one by one, with a progress bar on a TTY."""
     from .ingest import IngestOptions, ingest_source
 
     results = []
-    files = expand_paths(paths)
     show_bar = sys.stderr.isatty() and not quiet
     for p in files:
         progress = None
@@ -124,10 +126,10 @@ def ingest(
     from .api import query
     from .render import console, frame_rows, run_summary_panel
 
-    _precheck(paths)
+    files = _checked_files(paths)
     con = _db()
     try:
-        results = _ingest_paths(con, paths, label, replace, gpu, year, keep_prompts)
+        results = _ingest_paths(con, files, label, replace, gpu, year, keep_prompts)
         run_ids = [r for res in results for r in res.run_ids]
         if fmt == "json":
             import json
@@ -231,13 +233,12 @@ def diagnose(
 
     if fail_on and fail_on not in SEV_RANK:
         raise UsageError(f"--fail-on {fail_on}: one of critical, warning, info")
-    if paths:
-        _precheck(paths)
+    files = _checked_files(paths) if paths else []
     con = _db(read_only=not paths)
     try:
         run_ids = list(run) if run else None
         if paths:
-            results = _ingest_paths(con, paths, label, False, gpu, None, False, quiet=True)
+            results = _ingest_paths(con, files, label, False, gpu, None, False, quiet=True)
             ids = [r for res in results for r in res.run_ids]
             for res in results:  # already-ingested files: use their runs
                 if res.status == "skipped":

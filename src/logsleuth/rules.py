@@ -21,7 +21,6 @@ from pathlib import Path
 
 from .errors import GrammarError, QueryError, UsageError
 from .resources import data_path
-from .store import fetch_frame
 
 SEVERITIES = ("critical", "warning", "info")
 SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}

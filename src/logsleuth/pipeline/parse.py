@@ -356,9 +356,10 @@ class ShapeCache:
         """(known shapes with their pattern, unknown shapes)."""
         if self.frame is None:
             return None, uniq
-        known = uniq.join(self.frame, on=["_shape", "_nolevel"], how="inner", nulls_equal=True)
-        unknown = uniq.join(self.frame, on=["_shape", "_nolevel"], how="anti", nulls_equal=True)
-        return known, unknown
+        # one join: every cached row has a non-null _amb, so a null one marks an unknown shape
+        joined = uniq.join(self.frame, on=["_shape", "_nolevel"], how="left", nulls_equal=True)
+        found = joined["_amb"].is_not_null()
+        return joined.filter(found), joined.filter(~found).select(uniq.columns)
 
     def add(self, table: pl.DataFrame, counts: pl.Series | None = None) -> None:
         if counts is not None and table.height > 1000:
