@@ -65,6 +65,44 @@ def cli():
     return run_cli
 
 
+def run_in_process(*args: str, db: str) -> tuple[int, str, str]:
+    """The CLI entry point in-process (a subprocess per command costs about a second);
+    returns (exit code, stdout, stderr)."""
+    import io
+
+    from logsleuth.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.argv, sys.stdout, sys.stderr
+    sys.argv, sys.stdout, sys.stderr = ["logsleuth", "--db", db, *args], out, err
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv, sys.stdout, sys.stderr = old
+    return code, out.getvalue(), err.getvalue()
+
+
+def source_id(con, name: str, label: str | None = None) -> int:
+    """source_id of the ingested file called ``name`` (the last part of its path)."""
+    row = con.execute("SELECT source_id FROM sources WHERE name = ?", [name]).fetchone()
+    assert row, label or f"{name} not ingested"
+    return row[0]
+
+
+def typed_row_counts(con, sid: int) -> tuple:
+    """(decode, prefill, spec, bench, errors, fatal errors) rows of one source."""
+    return con.execute("""SELECT
+        (SELECT count(*) FROM decode_stats WHERE source_id = $1),
+        (SELECT count(*) FROM prefill_stats WHERE source_id = $1),
+        (SELECT count(*) FROM spec_stats WHERE source_id = $1),
+        (SELECT count(*) FROM bench_results WHERE source_id = $1),
+        (SELECT count(*) FROM errors WHERE source_id = $1),
+        (SELECT count(*) FROM errors WHERE source_id = $1 AND fatal)""", [sid]).fetchone()
+
+
 # hypothesis: bounded in CI ("ci", the default), longer on demand:
 #   LOGSLEUTH_FUZZ_EXAMPLES=2000 pytest tests/test_fuzz.py
 try:

@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from logsleuth.cli import main
+from conftest import run_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "samples" / "sglang_baseline.log"
@@ -38,21 +38,7 @@ def snapshot(db: str) -> dict:
         con.close()
 
 
-def run(*args: str, db: str) -> tuple[int, str, str]:
-    """Run the CLI entry point in-process; return (exit code, stdout, stderr)."""
-    import io
-
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.argv, sys.stdout, sys.stderr
-    sys.argv, sys.stdout, sys.stderr = ["logsleuth", "--db", db, *args], out, err
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv, sys.stdout, sys.stderr = old
-    return code, out.getvalue(), err.getvalue()
+run = run_in_process  # (exit code, stdout, stderr) of the CLI, in-process
 
 
 def assert_refused(code: int, err: str, db: str, before: dict, *phrases: str, exit_code: int = 3) -> None:

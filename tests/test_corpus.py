@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, corpus_files
+from conftest import CORPUS, corpus_files, source_id, typed_row_counts
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="real corpus not available")
 
@@ -177,9 +177,7 @@ def corpus_db():
 
 
 def _sid(con, name: str) -> int:
-    row = con.execute("SELECT source_id FROM sources WHERE name = ?", [name]).fetchone()
-    assert row, f"{name} not ingested"
-    return row[0]
+    return source_id(con, name)
 
 
 @pytest.mark.parametrize("name", sorted(FACTS))
@@ -244,14 +242,7 @@ def test_runs_and_end_states(corpus_db, name):
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_row_counts(corpus_db, name):
     sid = _sid(corpus_db, name)
-    got = corpus_db.execute("""SELECT
-        (SELECT count(*) FROM decode_stats WHERE source_id = $1),
-        (SELECT count(*) FROM prefill_stats WHERE source_id = $1),
-        (SELECT count(*) FROM spec_stats WHERE source_id = $1),
-        (SELECT count(*) FROM bench_results WHERE source_id = $1),
-        (SELECT count(*) FROM errors WHERE source_id = $1),
-        (SELECT count(*) FROM errors WHERE source_id = $1 AND fatal)""", [sid]).fetchone()
-    assert got == FACTS[name]["counts"]
+    assert typed_row_counts(corpus_db, sid) == FACTS[name]["counts"]
 
 
 @pytest.mark.parametrize("name", sorted(FACTS))

@@ -16,6 +16,8 @@ from logsleuth.ingest import IngestOptions
 from logsleuth.pipeline.configparse import parse_config_line
 from logsleuth.pipeline.normalize import redact_text
 
+from conftest import run_in_process
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "samples"
 
@@ -208,26 +210,6 @@ def test_real_corpus_api_key_is_masked(secret_db, corpus_dir_or_none):
     assert raw and "'api_key': ['***']" in raw[0][0]
 
 
-def _run_in_process(*args: str, db: str) -> tuple[int, str, str]:
-    """The CLI entry point in-process (a subprocess per command would cost seconds each)."""
-    import io
-    import sys
-
-    from logsleuth.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.argv, sys.stdout, sys.stderr
-    sys.argv, sys.stdout, sys.stderr = ["logsleuth", "--db", db, *args], out, err
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        sys.argv, sys.stdout, sys.stderr = old
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_no_secret_in_any_output(secret_db):
     outputs = []
     con = duckdb.connect(secret_db, read_only=True)
@@ -238,7 +220,7 @@ def test_no_secret_in_any_output(secret_db):
                  ["sql", "SELECT * FROM lines", "--format", "csv"],
                  ["sql", "SELECT * FROM errors", "--format", "json"],
                  ["sql", "SELECT * FROM config", "--format", "csv"]):
-        code, out, err = _run_in_process(*args, db=secret_db)
+        code, out, err = run_in_process(*args, db=secret_db)
         assert code in (0, 1), (args, err)
         outputs.append(out + err)
     text = "\n".join(outputs)
@@ -276,7 +258,7 @@ def test_vllm_request_logging(tmp_path, keep):
     log = tmp_path / "requests.log"
     log.write_text(REQUEST_LOG, encoding="utf-8")
     db = str(tmp_path / "r.duckdb")
-    code, _, err = _run_in_process("ingest", *(["--keep-prompts"] if keep else []), str(log), db=db)
+    code, _, err = run_in_process("ingest", *(["--keep-prompts"] if keep else []), str(log), db=db)
     assert code == 0, err
     prompt_hits = _text_hits(db, ["078-05-1120", "3923, 374"])
     assert bool(prompt_hits) is keep

@@ -11,6 +11,7 @@ import re
 import pytest
 
 from _ingested import SAMPLES, connect, sample_files
+from conftest import source_id, typed_row_counts
 
 # runs: (first_line, last_line, end_state)
 # counts: decode_stats, prefill_stats, spec_stats, bench_results, errors, fatal errors
@@ -152,10 +153,7 @@ def sdb():
 
 
 def _sid(con, rel: str) -> int:
-    name = rel.split("/")[-1]
-    row = con.execute("SELECT source_id FROM sources WHERE name = ?", [name]).fetchone()
-    assert row, rel
-    return row[0]
+    return source_id(con, rel.split("/")[-1], label=rel)
 
 
 def test_facts_cover_every_manifest_sample():
@@ -203,14 +201,7 @@ def test_runs_and_end_states(sdb, rel):
 @pytest.mark.parametrize("rel", sorted(r for r, f in SAMPLE_FACTS.items() if "counts" in f))
 def test_row_counts(sdb, rel):
     sid = _sid(sdb, rel)
-    got = sdb.execute("""SELECT
-        (SELECT count(*) FROM decode_stats WHERE source_id = $1),
-        (SELECT count(*) FROM prefill_stats WHERE source_id = $1),
-        (SELECT count(*) FROM spec_stats WHERE source_id = $1),
-        (SELECT count(*) FROM bench_results WHERE source_id = $1),
-        (SELECT count(*) FROM errors WHERE source_id = $1),
-        (SELECT count(*) FROM errors WHERE source_id = $1 AND fatal)""", [sid]).fetchone()
-    assert got == SAMPLE_FACTS[rel]["counts"]
+    assert typed_row_counts(sdb, sid) == SAMPLE_FACTS[rel]["counts"]
 
 
 @pytest.mark.parametrize("name", sorted(BENCH_BLOCKS))
