@@ -71,7 +71,7 @@ def logsleuth_cmd() -> list[str]:
     if here.exists():
         return [str(here)]
     exe = shutil.which("logsleuth")
-    return [exe] if exe else [sys.executable, "-m", "logsleuth.cli"]
+    return [exe] if exe else [sys.executable, "-m", "logsleuth.cli.app"]
 
 
 def bench_file(path: Path, repeat: int) -> dict:

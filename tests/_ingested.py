@@ -37,12 +37,12 @@ def files_of(which: str) -> list[Path]:
 def build(which: str, path: str) -> None:
     """Ingest every file of ``which`` into ``path`` (run in a child process)."""
     import logsleuth
-    from logsleuth.ingest import IngestOptions
+    from logsleuth.ingest.pipeline import IngestOptions
 
     con = logsleuth.open_db(path)
     try:
         # vLLM prints no year: pin it for the corpus (its files are dated 2024-2026)
-        logsleuth.ingest(con, [str(p) for p in files_of(which)],
+        logsleuth.ingest_files(con, [str(p) for p in files_of(which)],
                          IngestOptions(year=2026 if which == "corpus" else None))
     finally:
         con.close()

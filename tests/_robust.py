@@ -14,13 +14,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "samples"
 
-#: runs ``logsleuth.cli.main`` with 256 KiB chunks; after chunk STOP_AT is stored it prints
+#: runs ``logsleuth.cli.app.main`` with 256 KiB chunks; after chunk STOP_AT is stored it prints
 #: MIDWAY on stderr, then sleeps HOLD_S seconds, or until the file HOLD_UNTIL exists (at most
 #: 120 s), inside the ingest transaction
 _CHILD = r"""
 import os, sys, time
 import importlib
-ingest_mod = importlib.import_module("logsleuth.ingest")  # the package also exports a function `ingest`
+ingest_mod = importlib.import_module("logsleuth.ingest.pipeline")  # the package also exports a function `ingest`
 _real = ingest_mod.iter_chunks
 STOP_AT, HOLD_S = int(os.environ["LS_STOP_AT"]), float(os.environ.get("LS_HOLD_S", "0"))
 HOLD_UNTIL = os.environ.get("LS_HOLD_UNTIL")
@@ -35,7 +35,7 @@ def _chunks(src, chunk_bytes=None):
                 time.sleep(0.05)
         yield chunk
 ingest_mod.iter_chunks = _chunks
-from logsleuth.cli import main
+from logsleuth.cli.app import main
 sys.argv = ["logsleuth"] + sys.argv[1:]
 main()
 """
@@ -72,7 +72,7 @@ def spawn(*args: str, db: str, stop_at: int = 2, hold_s: float = 0.0, hold_until
 
 def start_cli(*args: str, db: str, **extra_env: str) -> subprocess.Popen:
     """Start the plain ``logsleuth --db DB ARGS`` in a subprocess."""
-    return subprocess.Popen([sys.executable, "-m", "logsleuth.cli", "--db", db, *args], cwd=str(ROOT),
+    return subprocess.Popen([sys.executable, "-m", "logsleuth.cli.app", "--db", db, *args], cwd=str(ROOT),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(**extra_env))
 
 

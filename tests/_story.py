@@ -29,13 +29,13 @@ def story_db(tmp_path_factory) -> str:
     """Path of a database holding the story samples (built on first use in this session)."""
     if "story" not in _cache:
         import logsleuth
-        from logsleuth.ingest import IngestOptions
+        from logsleuth.ingest.pipeline import IngestOptions
 
         path = str(tmp_path_factory.mktemp("story") / "story.duckdb")
         con = logsleuth.open_db(path)
         try:
             for name, label in STORY:
-                logsleuth.ingest(con, [str(SAMPLES / name)], IngestOptions(label=label))
+                logsleuth.ingest_files(con, [str(SAMPLES / name)], IngestOptions(label=label))
         finally:
             con.close()
         _cache["story"] = path

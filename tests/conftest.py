@@ -50,7 +50,7 @@ def db_path(tmp_path) -> str:
 def run_cli(*args: str, db: str | None = None, input: bytes | None = None, env: dict | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess:
     """Run the real `logsleuth` entry point in a subprocess (stdout/stderr captured)."""
-    cmd = [sys.executable, "-m", "logsleuth.cli"]
+    cmd = [sys.executable, "-m", "logsleuth.cli.app"]
     if db:
         cmd += ["--db", db]
     full_env = dict(os.environ)
@@ -70,7 +70,7 @@ def run_in_process(*args: str, db: str) -> tuple[int, str, str]:
     returns (exit code, stdout, stderr)."""
     import io
 
-    from logsleuth.cli import main
+    from logsleuth.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()
     old = sys.argv, sys.stdout, sys.stderr

@@ -1,7 +1,7 @@
 """Bad input: one test per kind, asserting the one-line message, the exit code, and that the
 database is unchanged (or, for the inputs that are tolerated, what was stored and said).
 
-Most cases run the real entry point ``logsleuth.cli.main`` in-process (fast); a few run it in a
+Most cases run the real entry point ``logsleuth.cli.app.main`` in-process (fast); a few run it in a
 subprocess (``cli`` fixture) where that matters: a FIFO must not hang the process, stdin, and
 the memory bound of a 50 MB line.
 """
@@ -224,7 +224,7 @@ def test_unreadable_file_open_raises(db, tmp_path, monkeypatch):
     """os.access says yes (root), but open() fails: the same clear error."""
     import builtins
 
-    import logsleuth.pipeline.read as read_mod
+    import logsleuth.ingest.read as read_mod
 
     path, before = db
     f = tmp_path / "locked.log"
@@ -424,7 +424,7 @@ def test_unknown_format(db, tmp_path):
 
 def test_file_growing_while_ingested(db, tmp_path, monkeypatch):
     """Only the bytes there at the start are read, and stderr says so."""
-    ingest_mod = sys.modules["logsleuth.ingest"]  # logsleuth.ingest is also a function name
+    ingest_mod = sys.modules["logsleuth.ingest.pipeline"]
 
     path, before = db
     f = tmp_path / "live.log"
@@ -452,7 +452,7 @@ def test_file_growing_while_ingested(db, tmp_path, monkeypatch):
 
 def test_fifty_megabyte_line(cli, tmp_path):
     """A single 50 MB line: stored cut (lines.truncated), the lines after it intact, memory bounded."""
-    from logsleuth.pipeline.read import MAX_LINE_BYTES
+    from logsleuth.ingest.read import MAX_LINE_BYTES
 
     lines = good_lines()
     f = tmp_path / "huge.log"
@@ -462,7 +462,7 @@ def test_fifty_megabyte_line(cli, tmp_path):
         fh.write(b"\n".join(lines[10:40]) + b"\n")
     path = str(tmp_path / "huge.duckdb")
     code = (
-        "import resource, sys; from logsleuth.cli import main; sys.argv = ['logsleuth', '--db', sys.argv[1], "
+        "import resource, sys; from logsleuth.cli.app import main; sys.argv = ['logsleuth', '--db', sys.argv[1], "
         "'ingest', sys.argv[2]]\n"
         "try:\n    main()\nexcept SystemExit as e:\n"
         "    print('MAXRSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); raise\n")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import logsleuth
-from logsleuth import schema
-from logsleuth.ingest import IngestOptions, ingest_source
+from logsleuth.db import schema
+from logsleuth.ingest.pipeline import IngestOptions, ingest_source
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -112,7 +112,7 @@ def test_ingest_memory_is_bounded_by_the_chunk(log, whole, tmp_path, monkeypatch
     unchunked ingest."""
     import importlib
 
-    ingest_mod = importlib.import_module("logsleuth.ingest")  # the package exports a function `ingest`
+    ingest_mod = importlib.import_module("logsleuth.ingest.pipeline")  # the package exports a function `ingest`
 
     seen: list[tuple[int, int]] = []
     real = ingest_mod.parse_frame

@@ -32,7 +32,7 @@ def con(story_path):
 
 @pytest.fixture
 def story(con):
-    from logsleuth.compare import compare
+    from logsleuth.analysis.compare import compare
 
     return compare(con, LABELS, findings=False)
 
@@ -101,7 +101,7 @@ def _fake_db(path: str, configs: dict[int, tuple[str, list[tuple[str, str, str]]
 
 
 def test_equivalent_settings_map_onto_one_row(tmp_path):
-    from logsleuth.compare import compare
+    from logsleuth.analysis.compare import compare
 
     con = _fake_db(str(tmp_path / "fake.duckdb"), {
         1: ("sglang", [("server_args", "tp_size", "8"), ("server_args", "disable_radix_cache", "True"),
@@ -127,14 +127,14 @@ def test_equivalent_settings_map_onto_one_row(tmp_path):
     # SGLang's context_length=None is the model default; vLLM set one explicitly: that differs
     assert diff["context_length"].values == [None, 32768]
     assert diff["context_length"].keys == ["context_length", "max_model_len"]
-    from logsleuth.render_compare import config_cell
+    from logsleuth.analysis.compare_format import config_cell
 
     assert [config_cell(diff["context_length"], i) for i in range(2)] == ["default", "32,768"]
     assert "random_seed" not in diff and "seed" not in diff
 
 
 def test_equivalents_file_is_consistent():
-    from logsleuth.compare import load_equivalents
+    from logsleuth.analysis.compare import load_equivalents
 
     eq = load_equivalents()
     seen: dict[str, str] = {}
@@ -151,7 +151,7 @@ def test_equivalents_file_is_consistent():
 
 
 def test_selectors(con):
-    from logsleuth.compare import resolve_runs
+    from logsleuth.analysis.compare import resolve_runs
     from logsleuth.errors import UsageError
 
     all_ids = resolve_runs(con)
@@ -168,11 +168,11 @@ def test_selectors(con):
 
 def test_bench_without_matching_label_keeps_its_own_column(tmp_path):
     import logsleuth
-    from logsleuth.compare import compare
+    from logsleuth.analysis.compare import compare
 
     con = logsleuth.open_db(str(tmp_path / "b.duckdb"))
     try:
-        logsleuth.ingest(con, [str(SAMPLES / "bench_sglang_tuned_v1_c1.txt")])
+        logsleuth.ingest_files(con, [str(SAMPLES / "bench_sglang_tuned_v1_c1.txt")])
         res = compare(con, findings=False)
     finally:
         con.close()
@@ -182,17 +182,17 @@ def test_bench_without_matching_label_keeps_its_own_column(tmp_path):
 
 
 def test_findings_absent_rules_module_is_tolerated(con, monkeypatch):
-    from logsleuth.compare import compare
+    from logsleuth.analysis.compare import compare
 
-    monkeypatch.setitem(sys.modules, "logsleuth.rules", None)  # import now raises ImportError
+    monkeypatch.setitem(sys.modules, "logsleuth.analysis.rules", None)  # import now raises ImportError
     res = compare(con, ["sglang_tuned_v1"])
     assert not any(r.key.startswith("findings_") for r in res.rows)
     assert any("rules" in n for n in res.notes)
 
 
 def test_findings_counted_when_rules_exist(con):
-    pytest.importorskip("logsleuth.rules")
-    from logsleuth.compare import compare
+    pytest.importorskip("logsleuth.analysis.rules")
+    from logsleuth.analysis.compare import compare
 
     res = compare(con, LABELS)
     total = sum(v for r in res.rows if r.key.startswith("findings_") for v in r.values)
@@ -200,7 +200,7 @@ def test_findings_counted_when_rules_exist(con):
 
 
 def test_startup_phases(con):
-    from logsleuth.compare import compare, startup_phases
+    from logsleuth.analysis.compare import compare, startup_phases
 
     res = compare(con, ["sglang_tuned_v1", "vllm_kimi_k25"], findings=False)
     tuned, vllm = (c.run_id for c in res.columns)
@@ -213,14 +213,14 @@ def test_startup_phases(con):
     assert "compile" in {p["phase"] for p in tl[vllm]["phases"]}
     assert res.value("time_to_ready_s", "vllm_kimi_k25") == pytest.approx(tl[vllm]["ready_s"], abs=0.1)
 
-    from logsleuth.render_compare import timeline_text
+    from logsleuth.analysis.compare_format import timeline_text
 
     text = "\n".join(timeline_text(tl[tuned]))
     assert "graph capture" in text and "█" in text and "ready after 558 s" in text
 
 
 def test_golden_json(story):
-    from logsleuth.render_compare import compare_json
+    from logsleuth.analysis.compare_format import compare_json
 
     text = compare_json(story)
     if os.environ.get("LOGSLEUTH_UPDATE_GOLDEN") == "1" or not GOLDEN.exists():
@@ -232,7 +232,7 @@ def test_golden_json(story):
 
 
 def test_renderers(story):
-    from logsleuth.render_compare import compare_csv, compare_markdown, write_compare
+    from logsleuth.analysis.compare_format import compare_csv, compare_markdown, write_compare
     import io
 
     md = compare_markdown(story)
@@ -256,7 +256,7 @@ def test_cli_compare_json(cli, story_path):
 
 def _main(monkeypatch, capsys, *args) -> tuple[int, str, str]:
     """The console script's entry point in-process (fast): exit code, stdout, stderr."""
-    from logsleuth import cli
+    from logsleuth.cli import app as cli
 
     monkeypatch.setattr("sys.argv", ["logsleuth", *args])
     code = 0

@@ -21,7 +21,7 @@ def db(tmp_path) -> str:
     path = str(tmp_path / "shared.duckdb")
     con = logsleuth.open_db(path)
     try:
-        logsleuth.ingest(con, [str(SAMPLES / "eras" / "sglang_v0.3_hms.log")])
+        logsleuth.ingest_files(con, [str(SAMPLES / "eras" / "sglang_v0.3_hms.log")])
     finally:
         con.close()
     return path

@@ -25,7 +25,7 @@ def seeded_template(tmp_path_factory) -> str:
     path = str(tmp_path_factory.mktemp("seed") / "seed.duckdb")
     con = logsleuth.open_db(path)
     try:
-        logsleuth.ingest(con, [str(SAMPLES / "eras" / "sglang_v0.3_hms.log"), str(SAMPLES / "vllm_eagle3.log")])
+        logsleuth.ingest_files(con, [str(SAMPLES / "eras" / "sglang_v0.3_hms.log"), str(SAMPLES / "vllm_eagle3.log")])
         con.execute("CHECKPOINT")
     finally:
         con.close()
@@ -52,7 +52,7 @@ def test_kill_9_mid_ingest_leaves_the_earlier_sources(seeded_db, big_log):
     # the database is still writable, and the file ingests completely afterwards
     con = logsleuth.open_db(seeded_db)
     try:
-        (res,) = logsleuth.ingest(con, [str(big_log)])
+        (res,) = logsleuth.ingest_files(con, [str(big_log)])
         assert res.status == "ingested" and res.n_lines == 365 + 12_000
         assert con.execute("SELECT count(*) FROM lines WHERE source_id = ?", [res.source_id]).fetchone()[0] == res.n_lines
     finally:
@@ -79,7 +79,7 @@ def test_killed_replace_keeps_the_old_copy(seeded_db, big_log):
     """--replace deletes and re-inserts in the same transaction: a kill keeps the old rows."""
     con = logsleuth.open_db(seeded_db)
     try:
-        logsleuth.ingest(con, [str(big_log)])
+        logsleuth.ingest_files(con, [str(big_log)])
     finally:
         con.close()
     before_sources, before_counts = sources(seeded_db), counts(seeded_db)

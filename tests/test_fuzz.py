@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 import logsleuth
 from logsleuth.errors import BadInputError
-from logsleuth.grammar import load_grammars
-from logsleuth.ingest import IngestOptions
-from logsleuth.pipeline.read import iter_chunks, open_source
+from logsleuth.formats.grammar import load_grammars
+from logsleuth.ingest.pipeline import IngestOptions
+from logsleuth.ingest.read import iter_chunks, open_source
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "samples"
@@ -123,7 +123,7 @@ def test_ingest_accounts_for_every_line_and_is_idempotent(con, data, check_repla
     n_sources = con.execute("SELECT count(*) FROM sources").fetchone()[0]
     try:
         try:  # --replace: the same bytes may have come up in an earlier example (or a replay)
-            (res,) = logsleuth.ingest(con, [path], IngestOptions(replace=True))
+            (res,) = logsleuth.ingest_files(con, [path], IngestOptions(replace=True))
         except BadInputError:
             assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == n_sources  # nothing written
             return
@@ -146,11 +146,11 @@ def test_ingest_accounts_for_every_line_and_is_idempotent(con, data, check_repla
                                        AND l.line_no = t.line_no)""", [sid]).fetchone()[0]
             assert orphans == 0, table
         before = {t: _count(con, t, sid) for t in DERIVED + ["lines", "runs", "templates"]}
-        (again,) = logsleuth.ingest(con, [path])
+        (again,) = logsleuth.ingest_files(con, [path])
         assert again.status == "skipped" and again.source_id == sid
         assert {t: _count(con, t, sid) for t in before} == before
         if check_replace:  # a full second pipeline run: half of the examples
-            (replaced,) = logsleuth.ingest(con, [path], IngestOptions(replace=True))
+            (replaced,) = logsleuth.ingest_files(con, [path], IngestOptions(replace=True))
             assert replaced.status == "replaced" and replaced.source_id == sid and replaced.n_lines == n
             assert {t: _count(con, t, sid) for t in before} == before
         assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == n_sources + 1

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logsleuth.errors import ExitCode, GrammarError
-from logsleuth.grammar import default_grammars, grammar_files, load_grammars
-from logsleuth.pipeline.parse import classify_lines, patterns_for
+from logsleuth.formats.grammar import default_grammars, grammar_files, load_grammars
+from logsleuth.ingest.parse import classify_lines, patterns_for
 
 
 def _all_patterns():

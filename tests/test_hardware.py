@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from logsleuth import hardware as hw
+from logsleuth.gpus import hardware as hw
 from logsleuth.errors import GrammarError
 from logsleuth.resources import data_path
 
@@ -103,7 +103,7 @@ def test_data_path_rejects_escapes():
 
 
 def test_module_is_headless():
-    code = "import sys, logsleuth.hardware; print(sorted(m for m in ('typer', 'rich') if m in sys.modules))"
+    code = "import sys, logsleuth.gpus.hardware; print(sorted(m for m in ('typer', 'rich') if m in sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True,
         env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},

@@ -1,7 +1,7 @@
 """CLI contract of ingest/runs/show/sql/unparsed: exit codes, results on stdout, notes and
 errors on stderr, machine-readable formats that parse.
 
-Most calls run the real entry point (``logsleuth.cli.main``) in-process for speed; a few
+Most calls run the real entry point (``logsleuth.cli.app.main``) in-process for speed; a few
 go through a subprocess to check the console script end to end.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ BASELINE = str(SAMPLES / "sglang_baseline.log")
 @pytest.fixture
 def run(capsys, monkeypatch, db_path):
     """Run ``logsleuth --db <db> ARGS`` in-process; return (exit code, stdout, stderr)."""
-    from logsleuth import cli
+    from logsleuth.cli import app as cli
 
     def _run(*args, db=db_path):
         monkeypatch.setattr(sys, "argv", ["logsleuth", "--db", db, *args])

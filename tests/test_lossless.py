@@ -11,7 +11,7 @@ import pytest
 from _ingested import CORPUS, SAMPLES, files_of, ingested
 
 import logsleuth
-from logsleuth.ingest import IngestOptions, ingest_source
+from logsleuth.ingest.pipeline import IngestOptions, ingest_source
 
 TABLES = ["sources", "runs", "lines", "config", "events", "decode_stats", "prefill_stats", "spec_stats", "errors",
           "bench_results", "templates", "env_reports"]
@@ -70,7 +70,7 @@ def test_reingest_is_a_noop(which, tmp_path):
     con = logsleuth.open_db(path)
     try:
         before = _snapshot(con)
-        results = logsleuth.ingest(con, [str(p) for p in files_of(which)], IngestOptions())
+        results = logsleuth.ingest_files(con, [str(p) for p in files_of(which)], IngestOptions())
         after = _snapshot(con)
     finally:
         con.close()
@@ -117,7 +117,7 @@ def test_replace_gives_identical_tables(tmp_path):
             names = [p.name for p in paths]
             before = _by_source(con, names)
             n_sources = con.execute("SELECT count(*) FROM sources").fetchone()[0]
-            results = logsleuth.ingest(con, [str(p) for p in paths], IngestOptions(replace=True,
+            results = logsleuth.ingest_files(con, [str(p) for p in paths], IngestOptions(replace=True,
                                                                                     year=2026 if which == "corpus" else None))
             assert [r.status for r in results] == ["replaced"] * len(paths)
             assert _by_source(con, names) == before
@@ -127,7 +127,7 @@ def test_replace_gives_identical_tables(tmp_path):
 
 
 def test_failing_ingest_leaves_the_database_as_it_was(tmp_path, monkeypatch):
-    import logsleuth.summarize as summarize
+    import logsleuth.derive.runs as summarize
 
     files = [SAMPLES / "eras" / "vllm_kv_too_small.log", SAMPLES / "eras" / "sglang_v0.3_hms.log",
              SAMPLES / "eras" / "vllm_moe_untuned.log"]
@@ -147,12 +147,12 @@ def test_failing_ingest_leaves_the_database_as_it_was(tmp_path, monkeypatch):
         ingest_source(con, str(files[0]), IngestOptions())
         before = _snapshot(con)
         with pytest.raises(RuntimeError, match="boom"):
-            logsleuth.ingest(con, [str(p) for p in files[1:]], IngestOptions())
+            logsleuth.ingest_files(con, [str(p) for p in files[1:]], IngestOptions())
         assert len(calls) == 2
         assert _snapshot(con) == before
         # the database is still usable and the same file ingests cleanly afterwards
         monkeypatch.setattr(summarize, "finalize_source", real)
-        results = logsleuth.ingest(con, [str(p) for p in files], IngestOptions())
+        results = logsleuth.ingest_files(con, [str(p) for p in files], IngestOptions())
         assert [r.status for r in results] == ["skipped", "ingested", "ingested"]
         assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == 3
     finally:
@@ -195,7 +195,7 @@ def test_secrets_are_redacted_everywhere(tmp_path):
     ]) + "\n", encoding="utf-8")
     con = logsleuth.open_db(str(tmp_path / "s.duckdb"))
     try:
-        logsleuth.ingest(con, [str(log)], IngestOptions())
+        logsleuth.ingest_files(con, [str(log)], IngestOptions())
         dump = repr(_snapshot(con))
         assert con.execute("SELECT value FROM config WHERE key = 'api_key'").fetchone()[0] == "***"
         assert con.execute("SELECT value FROM config WHERE key = 'attention_backend'").fetchone()[0] == "fa3"

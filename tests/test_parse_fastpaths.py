@@ -12,8 +12,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from logsleuth.grammar import default_grammars
-from logsleuth.pipeline import parse as P
+from logsleuth.formats.grammar import default_grammars
+from logsleuth.ingest import parse as P
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 EDGE = [

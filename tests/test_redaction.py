@@ -12,9 +12,9 @@ import duckdb
 import pytest
 
 import logsleuth
-from logsleuth.ingest import IngestOptions
-from logsleuth.pipeline.configparse import parse_config_line
-from logsleuth.pipeline.normalize import redact_text
+from logsleuth.ingest.pipeline import IngestOptions
+from logsleuth.ingest.configparse import parse_config_line
+from logsleuth.ingest.normalize import redact_text
 
 from conftest import run_in_process
 
@@ -167,7 +167,7 @@ def secret_db(tmp_path_factory, secret_log, corpus_dir_or_none) -> str:
         paths = [str(secret_log)]
         if corpus_dir_or_none:
             paths.append(str(corpus_dir_or_none / "vllm__amdgoose__arno_vllm_chat__vllm_server.log"))
-        logsleuth.ingest(con, paths)
+        logsleuth.ingest_files(con, paths)
     finally:
         con.close()
     return path
@@ -230,7 +230,7 @@ def test_no_secret_in_any_output(secret_db):
 
 
 def test_html_report_masks_and_escapes(secret_db, tmp_path):
-    report = pytest.importorskip("logsleuth.report")
+    report = pytest.importorskip("logsleuth.report.html")
     con = logsleuth.open_db(secret_db, read_only=True)
     try:
         page = report.build_report(con)
@@ -278,7 +278,7 @@ def sglang_request_db(tmp_path_factory, corpus_dir):
         path = str(tmp_path_factory.mktemp("sglreq") / "db.duckdb")
         con = logsleuth.open_db(path)
         try:
-            logsleuth.ingest(con, [str(corpus_dir / "sglang__udbhav-ag__SGLang_setup__sglang.log")],
+            logsleuth.ingest_files(con, [str(corpus_dir / "sglang__udbhav-ag__SGLang_setup__sglang.log")],
                              IngestOptions(keep_prompts=keep))
         finally:
             con.close()

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(bool(story_missing()), reason=f"story samples mi
 def report_db(tmp_path_factory) -> str:
     """The story database plus a short run whose log carries a hostile line (copied, so the shared one stays)."""
     import logsleuth
-    from logsleuth.ingest import IngestOptions
+    from logsleuth.ingest.pipeline import IngestOptions
 
     src = story_db(tmp_path_factory)
     folder = tmp_path_factory.mktemp("report")
@@ -50,7 +50,7 @@ def report_db(tmp_path_factory) -> str:
     log.write_text("\n".join(hostile) + "\n", encoding="utf-8")
     con = logsleuth.open_db(path)
     try:
-        logsleuth.ingest(con, [str(log)], IngestOptions(label="hostile"))
+        logsleuth.ingest_files(con, [str(log)], IngestOptions(label="hostile"))
     finally:
         con.close()
     return path
@@ -59,7 +59,7 @@ def report_db(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def page(report_db) -> tuple[str, dict]:
     import logsleuth
-    from logsleuth.report import build_report
+    from logsleuth.report.html import build_report
 
     con = logsleuth.open_db(report_db, read_only=True)
     try:
@@ -92,14 +92,14 @@ def test_report_is_static_and_escaped(page):
 
 def test_report_acceptance_chart_for_speculative_runs(tmp_path):
     import logsleuth
-    from logsleuth.report import build_report
+    from logsleuth.report.html import build_report
 
     sample = SAMPLES / "sglang_eagle3.log"
     if not sample.exists():
         pytest.skip("sglang_eagle3.log not present")
     con = logsleuth.open_db(str(tmp_path / "spec.duckdb"))
     try:
-        logsleuth.ingest(con, [str(sample)])
+        logsleuth.ingest_files(con, [str(sample)])
         html = build_report(con, findings=False)
     finally:
         con.close()
@@ -107,7 +107,7 @@ def test_report_acceptance_chart_for_speculative_runs(tmp_path):
 
 
 def test_cli_report_writes_file(report_db, tmp_path, capsys, monkeypatch):
-    from logsleuth import cli
+    from logsleuth.cli import app as cli
 
     out = tmp_path / "r.html"
     monkeypatch.setattr("sys.argv", ["logsleuth", "--db", report_db, "report", "sglang_tuned_v1", "-o", str(out),

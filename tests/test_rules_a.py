@@ -85,7 +85,7 @@ class Db:
 def _open(tmp_path_factory, label: str, paths: list[str]) -> Db:
     con = logsleuth.open_db(str(tmp_path_factory.mktemp(label) / "db.duckdb"))
     for p in paths:  # one call per file keeps run ids in this order
-        logsleuth.ingest(con, [p])
+        logsleuth.ingest_files(con, [p])
     return Db(con)
 
 

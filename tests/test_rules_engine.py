@@ -8,7 +8,7 @@ import pytest
 
 import logsleuth
 from logsleuth.errors import GrammarError, UsageError
-from logsleuth.rules import load_rules, parse_rule
+from logsleuth.analysis.rules import load_rules, parse_rule
 
 SAMPLES = Path(__file__).parent / "samples"
 GOOD = """-- id: {id}
@@ -38,7 +38,7 @@ def test_shipped_rules_load_and_have_sources():
 
 
 def test_shipped_rules_plan_in_duckdb(db):
-    from logsleuth.rules import validate_rules
+    from logsleuth.analysis.rules import validate_rules
 
     validate_rules(db, load_rules())
 
@@ -60,7 +60,7 @@ def test_broken_headers_name_the_file(tmp_path, mutate, needle):
 def story_db(tmp_path_factory):
     path = tmp_path_factory.mktemp("rules") / "r.duckdb"
     con = logsleuth.open_db(str(path))
-    logsleuth.ingest(con, [str(SAMPLES / "sglang_tuned_v1.log")])
+    logsleuth.ingest_files(con, [str(SAMPLES / "sglang_tuned_v1.log")])
     yield con
     con.close()
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import duckdb
 
 import logsleuth
-from logsleuth import api, schema
-from logsleuth.grammar import default_grammars
-from logsleuth.store import open_db
+from logsleuth import api
+from logsleuth.db import schema
+from logsleuth.formats.grammar import default_grammars
+from logsleuth.db.connection import open_db
 
 from conftest import SAMPLES
 

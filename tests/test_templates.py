@@ -1,4 +1,4 @@
-"""Tests for logsleuth.templates: masking, Drain clustering, alignment, determinism."""
+"""Tests for logsleuth.ingest.drain: masking, Drain clustering, alignment, determinism."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logsleuth import templates as T
-from logsleuth.templates import WILDCARD, mask_messages, mine_templates
+from logsleuth.ingest import drain as T
+from logsleuth.ingest.drain import WILDCARD, mask_messages, mine_templates
 
 from conftest import CORPUS  # noqa: E402  (the corpus beside the checkout)
 

@@ -4,7 +4,7 @@
 
     import logsleuth
     con = logsleuth.open_db("logsleuth.duckdb")
-    logsleuth.ingest(con, ["server.log"])
+    logsleuth.ingest_files(con, ["server.log"])
     logsleuth.query(con, "SELECT * FROM run_summary")
     findings = logsleuth.diagnose(con)
 
@@ -13,21 +13,14 @@ Heavy modules (polars, duckdb) load on first use so that ``logsleuth --help`` st
 from .errors import ExitCode, LogsleuthError
 
 __version__ = "0.1.0"
-_API = {"open_db", "query", "runs", "expand_paths", "IngestOptions", "default_db_path"}
+_API = {"open_db", "ingest_files", "query", "runs", "expand_paths", "IngestOptions", "default_db_path"}
 _RULES = {"load_rules", "Finding"}
-__all__ = sorted(_API | _RULES | {"ingest", "diagnose", "ExitCode", "LogsleuthError", "__version__"})
-
-
-def ingest(con, paths, options=None, on_file=None):
-    """Ingest files (each one transaction); see ``logsleuth.api.ingest``."""
-    from .api import ingest as _ingest
-
-    return _ingest(con, paths, options, on_file)
+__all__ = sorted(_API | _RULES | {"diagnose", "ExitCode", "LogsleuthError", "__version__"})
 
 
 def diagnose(con, **kwargs):
     """Run the diagnose rules; see ``logsleuth.rules.diagnose``."""
-    from .rules import diagnose as _diagnose
+    from .analysis.rules import diagnose as _diagnose
 
     return _diagnose(con, **kwargs)
 
@@ -38,7 +31,7 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     if name in _RULES:
-        from . import rules
+        from .analysis import rules
 
         return getattr(rules, name)
     raise AttributeError(f"module 'logsleuth' has no attribute {name!r}")

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .errors import BadInputError, QueryError
-from .ingest import IngestOptions, IngestResult, ingest_source
-from .store import default_db_path, fetch_frame, open_db
+from .ingest.pipeline import IngestOptions, IngestResult, ingest_source
+from .db.connection import default_db_path, fetch_frame, open_db
 
 LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md", ".gz", ".jsonl", ""}
 
-__all__ = ["open_db", "expand_paths", "ingest", "query", "runs", "default_db_path", "IngestOptions"]
+__all__ = ["open_db", "expand_paths", "ingest_files", "query", "runs", "default_db_path", "IngestOptions"]
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
@@ -46,7 +46,7 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     return out
 
 
-def ingest(con, paths: Iterable[str], options: IngestOptions | None = None,
+def ingest_files(con, paths: Iterable[str], options: IngestOptions | None = None,
            on_file: Callable[[str], None] | None = None) -> list[IngestResult]:
     """Ingest each path in its own transaction; stops at the first bad input."""
     options = options or IngestOptions()
@@ -73,10 +73,3 @@ def runs(con):
     return query(con, """SELECT run_id, source_name, label, engine, coalesce(engine_version, format_era) AS version,
                                 model, tp_size, attention_backend, spec_method, end_state, gpu_name
                          FROM run_summary ORDER BY run_id""")
-
-
-# Importing the submodule ``logsleuth.ingest`` binds that name on the package; restore the
-# public function so ``logsleuth.ingest(con, paths)`` keeps meaning the API call.
-import logsleuth as _pkg  # noqa: E402
-
-_pkg.ingest = ingest

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import polars as pl
 
-from .errors import GrammarError
-from .resources import data_path
+from ..errors import GrammarError
+from ..resources import data_path
 
 #: tables a pattern may target, with the columns a field may fill directly; other
 #: fields of ``events`` rows land in the JSON ``attrs`` column.
@@ -272,9 +272,9 @@ def _checked_stamp() -> Path | None:
         return None
     try:
         h = hashlib.sha256()
-        code = Path(__file__).resolve().parent
-        for f in sorted(grammar_files()) + [Path(__file__), code / "pipeline" / "parse.py",
-                                            code / "pipeline" / "read.py"]:
+        code = Path(__file__).resolve().parents[1]
+        for f in sorted(grammar_files()) + [Path(__file__), code / "ingest" / "parse.py",
+                                            code / "ingest" / "read.py"]:
             h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "logsleuth"
         return base / f"grammar-checked-{h.hexdigest()[:32]}"
@@ -284,7 +284,7 @@ def _checked_stamp() -> Path | None:
 
 def check_samples_claimed(grammars: list[Grammar]) -> None:
     """Every sample line must be classified as its own pattern by the full classifier."""
-    from .pipeline.parse import classify_lines  # late import: parse depends on grammar
+    from ..ingest.parse import classify_lines  # late import: parse depends on grammar
 
     by_engine: dict[str, list[tuple[Pattern, str]]] = {}
     for g in grammars:

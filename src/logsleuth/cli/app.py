@@ -14,7 +14,7 @@ from typing import List, Optional
 
 import typer
 
-from .errors import ExitCode, LogsleuthError, UsageError
+from ..errors import ExitCode, LogsleuthError, UsageError
 
 app = typer.Typer(
     name="logsleuth", no_args_is_help=True, add_completion=False,
@@ -45,7 +45,7 @@ def _note(msg: str) -> None:
 
 
 def _db(read_only: bool = False, create: bool = True):
-    from .store import open_db
+    from ..db.connection import open_db
 
     name = state.db or "the database"
     return open_db(state.db, read_only=read_only, create=create,
@@ -68,8 +68,8 @@ def _checked_files(paths: List[str]) -> list[str]:
     """The files ``paths`` name (globs and directories expanded), each checked before the
     database is opened (or created): nothing is written when one of several files is
     missing, empty or binary."""
-    from .api import expand_paths
-    from .pipeline.read import check_input
+    from ..api import expand_paths
+    from ..ingest.read import check_input
 
     files = expand_paths(paths)
     for p in files:
@@ -80,7 +80,7 @@ def _checked_files(paths: List[str]) -> list[str]:
 
 def _ingest_paths(con, files: List[str], label, replace, gpu, year, keep_prompts, quiet=False) -> list:
     """Ingest ``files`` (from ``_checked_files``) one by one, with a progress bar on a TTY."""
-    from .ingest import IngestOptions, ingest_source
+    from ..ingest.pipeline import IngestOptions, ingest_source
 
     results = []
     show_bar = sys.stderr.isatty() and not quiet
@@ -123,8 +123,8 @@ def ingest(
     fmt: str = typer.Option("table", "--format", help="table | json"),
 ):
     """Ingest logs: detect engine and era, split into runs, parse every line, print a summary."""
-    from .api import query
-    from .render import console, frame_rows, run_summary_panel
+    from ..api import query
+    from .output import console, frame_rows, run_summary_panel
 
     files = _checked_files(paths)
     con = _db()
@@ -159,8 +159,8 @@ def ingest(
 @app.command()
 def runs(fmt: str = typer.Option("table", "--format", help="table | csv | json | markdown")):
     """List the runs (server launches) in the database."""
-    from .api import query
-    from .render import write_frame
+    from ..api import query
+    from .output import write_frame
 
     con = _db(read_only=True)
     try:
@@ -177,8 +177,8 @@ def runs(fmt: str = typer.Option("table", "--format", help="table | csv | json |
 @app.command()
 def show(run: int = typer.Argument(..., help="Run id (see `logsleuth runs`).")):
     """Show one run: summary, startup milestones, configuration, throughput."""
-    from .api import query
-    from .render import console, frame_rows, run_summary_panel, rich_table, sparkline
+    from ..api import query
+    from .output import console, frame_rows, run_summary_panel, rich_table, sparkline
 
     con = _db(read_only=True)
     try:
@@ -193,8 +193,8 @@ def show(run: int = typer.Argument(..., help="Run id (see `logsleuth runs`).")):
                             ORDER BY line_no""", [run])["gen_tok_s"].to_list()
         if gen:
             c.print(f"  gen tok/s over time  {sparkline(gen)}  (max {max(v for v in gen if v is not None):,.1f})")
-        from .compare import startup_phases
-        from .render_compare import timeline_text
+        from ..analysis.compare import startup_phases
+        from ..analysis.compare_format import timeline_text
 
         for line in timeline_text(startup_phases(con, [run]).get(run) or {}):
             c.print("  " + line, markup=False, highlight=False)
@@ -229,7 +229,7 @@ def diagnose(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also say which rules stayed silent and why."),
 ):
     """Run the rules over the database (after ingesting PATHs) and print findings with evidence and fixes."""
-    from .rules import SEV_RANK, diagnose as run_rules
+    from ..analysis.rules import SEV_RANK, diagnose as run_rules
 
     if fail_on and fail_on not in SEV_RANK:
         raise UsageError(f"--fail-on {fail_on}: one of critical, warning, info")
@@ -289,7 +289,7 @@ def _render_findings(findings, fmt, runs_info, run_ids) -> None:
         return
     from rich.markup import escape
 
-    from .render import console
+    from .output import console
 
     c = console()
     if not findings:
@@ -321,8 +321,8 @@ def rules_cmd(
     """List the diagnose rules: id, severity, title, parameters, threshold source."""
     import polars as pl
 
-    from .render import write_frame
-    from .rules import load_rules
+    from .output import write_frame
+    from ..analysis.rules import load_rules
 
     rules = load_rules(list(rules_dir) if rules_dir else None)
     frame = pl.DataFrame({
@@ -341,8 +341,8 @@ def sql(
     write: bool = typer.Option(False, "--write", help="Open the database writable."),
 ):
     """Run ad-hoc SQL (read-only unless --write)."""
-    from .api import query
-    from .render import write_frame
+    from ..api import query
+    from .output import write_frame
 
     con = _db(read_only=not write)
     try:
@@ -355,8 +355,8 @@ def sql(
 def unparsed(limit: int = typer.Option(20, "--limit", help="How many templates."),
              fmt: str = typer.Option("table", "--format", help="table | csv | json | markdown")):
     """Top templates of lines no grammar pattern claimed."""
-    from .api import query
-    from .render import write_frame
+    from ..api import query
+    from .output import write_frame
 
     con = _db(read_only=True)
     try:
@@ -377,8 +377,8 @@ def compare_cmd(
 ):
     """Compare runs side by side: engine, kernels, startup, throughput per concurrency band, benchmarks,
     findings, and the configuration keys that differ (SGLang and vLLM names mapped onto one)."""
-    from .compare import compare as compare_runs
-    from .render_compare import FORMATS, write_compare
+    from ..analysis.compare import compare as compare_runs
+    from ..analysis.compare_format import FORMATS, write_compare
 
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt}: one of {', '.join(FORMATS)}")
@@ -398,7 +398,7 @@ def report_cmd(
     no_findings: bool = typer.Option(False, "--no-findings", help="Do not run the diagnose rules."),
 ):
     """Write one self-contained HTML report (inline SVG charts, findings, compare table; opens offline)."""
-    from .report import build_report
+    from ..report.html import build_report
 
     con = _db(read_only=True)
     try:
@@ -422,7 +422,7 @@ def formats_check(files: List[str] = typer.Argument(None, help="Grammar files (d
     """Validate grammars: regexes compile, fields map to captures, samples are claimed."""
     from pathlib import Path
 
-    from .grammar import grammar_files, load_grammars
+    from ..formats.grammar import grammar_files, load_grammars
 
     paths = [Path(f) for f in files] if files else grammar_files()
     for p in paths:
@@ -441,7 +441,7 @@ def formats_check(files: List[str] = typer.Argument(None, help="Grammar files (d
 @formats_app.command("list")
 def formats_list():
     """List grammar patterns: grammar, name, target table, literal."""
-    from .grammar import load_grammars
+    from ..formats.grammar import load_grammars
 
     for g in load_grammars(check_samples=False):
         for p in g.patterns:

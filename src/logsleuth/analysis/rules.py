@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import GrammarError, QueryError, UsageError
-from .resources import data_path
+from ..errors import GrammarError, QueryError, UsageError
+from ..resources import data_path
 
 SEVERITIES = ("critical", "warning", "info")
 SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import LogsleuthError, UsageError
-from .resources import data_path
+from ..errors import LogsleuthError, UsageError
+from ..resources import data_path
 
 #: concurrency bands by running requests: (label, low, high inclusive; None = open)
 BANDS: list[tuple[str, int, int | None]] = [

@@ -21,8 +21,8 @@ from typing import Callable
 
 import duckdb
 
-from .errors import DatabaseError, DatabaseLockedError, UsageError
-from .resources import data_path
+from ..errors import DatabaseError, DatabaseLockedError, UsageError
+from ..resources import data_path
 from .schema import SCHEMA_VERSION, create_statements
 
 DEFAULT_DB = "logsleuth.duckdb"

@@ -23,8 +23,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
-from .compare import CompareResult, band_of, compare, startup_phases
-from .render_compare import best_index, config_cell, fmt_value, row_title
+from ..analysis.compare import CompareResult, band_of, compare, startup_phases
+from ..analysis.compare_format import best_index, config_cell, fmt_value, row_title
 
 # Okabe-Ito, readable by colour-blind people; yellow darkened for white paper
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#555555", "#B8A000"]
@@ -501,7 +501,7 @@ def _facts(r: RunData) -> str:
 
 def render_html(result: CompareResult, runs: list[RunData], *, title: str = "logsleuth report",
                 generated_at: str | None = None) -> str:
-    from . import __version__
+    from .. import __version__
 
     gen = generated_at or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     run_legend = _legend((r.name, r.color, r.dash) for r in _with_data(runs))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ..grammar import Grammar, Pattern
+from ..formats.grammar import Grammar, Pattern
 from .read import strip_ansi
 
 _PREFIX_GROUPS = ["ext_ts", "date", "md", "time", "procs", "level", "file", "lineno",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..hardware import detect_report_kind
+from ..gpus.hardware import detect_report_kind
 
 _BENCH_TITLE = "Serving Benchmark Result"
 

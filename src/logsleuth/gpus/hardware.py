@@ -49,8 +49,8 @@ from typing import Iterable, NamedTuple
 
 import regex
 
-from .errors import GrammarError
-from .resources import data_path
+from ..errors import GrammarError
+from ..resources import data_path
 
 REPORT_KINDS = (
     "sglang_check_env",

@@ -8,7 +8,7 @@ no-op unless ``replace``; any failure rolls the whole file back.
 """
 from __future__ import annotations
 
-from .store import fetch_one
+from ..db.connection import fetch_one
 
 import datetime as dt
 import json
@@ -20,15 +20,15 @@ from typing import Callable
 
 import polars as pl
 
-from . import schema
-from .errors import BadInputError, LogsleuthError
-from .grammar import default_grammars
-from .pipeline import configparse
-from .pipeline.detect import detect
-from .pipeline.fold import fold
-from .pipeline.normalize import RunState, TimeState, add_timestamps, assign_runs, redact_frame
-from .pipeline.parse import ShapeCache, extract, parse_frame, patterns_for
-from .pipeline.read import CHUNK_BYTES, _read_head, check_growth, iter_chunks, open_source
+from ..db import schema
+from ..errors import BadInputError, LogsleuthError
+from ..formats.grammar import default_grammars
+from . import configparse
+from .detect import detect
+from .fold import fold
+from .normalize import RunState, TimeState, add_timestamps, assign_runs, redact_frame
+from .parse import ShapeCache, extract, parse_frame, patterns_for
+from .read import CHUNK_BYTES, _read_head, check_growth, iter_chunks, open_source
 
 
 @dataclass
@@ -195,7 +195,7 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
     finally:
         writer.shutdown(wait=True)
     check_growth(src)
-    from .summarize import finalize_source
+    from ..derive.runs import finalize_source
 
     notes = []
     if det.kind == "unknown":

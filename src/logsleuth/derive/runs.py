@@ -11,7 +11,7 @@ source in SQL; Python only touches a few aggregated values per run.
 """
 from __future__ import annotations
 
-from .store import fetch_one
+from ..db.connection import fetch_one
 
 import json
 import re
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import polars as pl
 
-from . import hardware
-from .store import fetch_frame
-from .templates import mine_templates
+from ..gpus import hardware
+from ..db.connection import fetch_frame
+from ..ingest.drain import mine_templates
 
 RUN_TABLES = ["lines_other", "lines_bulk", "config", "events", "decode_stats", "prefill_stats", "spec_stats", "errors",
               "bench_results"]

@@ -146,7 +146,7 @@ def write_compare(result: CompareResult, fmt: str = "table", out=None) -> None:
     elif fmt == "csv":
         out.write(compare_csv(result))
     else:
-        from .render import console
+        from ..cli.output import console
 
         console(out).print(compare_rich(result))
 

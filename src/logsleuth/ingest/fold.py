@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ..grammar import Pattern
+from ..formats.grammar import Pattern
 from .normalize import PRELAUNCH
 
 #: a line that ends a Python traceback: "pkg.SomeError: message"

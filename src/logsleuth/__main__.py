@@ -1,0 +1,4 @@
+"""`python -m logsleuth` runs the CLI."""
+from .cli.app import main
+
+main()
