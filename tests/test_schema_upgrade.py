@@ -16,7 +16,7 @@ from conftest import SAMPLES
 def _ingest(path) -> None:
     con = open_db(str(path))
     try:
-        api.ingest(con, [str(SAMPLES / "sglang_tuned_v1.log")])
+        api.ingest_files(con, [str(SAMPLES / "sglang_tuned_v1.log")])
     finally:
         con.close()
 
