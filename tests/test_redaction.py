@@ -14,7 +14,7 @@ import pytest
 import logsleuth
 from logsleuth.ingest.pipeline import IngestOptions
 from logsleuth.ingest.configparse import parse_config_line
-from logsleuth.ingest.normalize import redact_text
+from logsleuth.ingest.redact import redact_text
 
 from conftest import run_in_process
 

@@ -14,16 +14,7 @@ import ast
 import json
 import re
 
-# a whole key (or its last _-separated words) that names a credential: api_key, admin_api_key,
-# hf_token, HUGGING_FACE_HUB_TOKEN, client_secret, ssl_keyfile_password, aws_secret_access_key.
-# "token" only as a credential name, not counts or paths such as max_prompt_adapter_token,
-# num_speculative_tokens, tokenizer_path
-_SECRET_KEY = re.compile(
-    r"(?:^|[_.-])(?:api[_-]?key|apikey|(?:hf|hub|hugging_?face(?:_hub)?|access|auth|api|bearer|refresh|session"
-    r"|id|github|gh|gitlab|wandb|openai|slack|private|secret)[_-]?token|token[_-]?secret"
-    r"|secret[_-]?(?:access[_-]?)?key|client[_-]?secret|secret|passw(?:or)?d|private[_-]?key"
-    r"|access[_-]?key(?:[_-]?id)?|credentials?|auth|cookie)$|^token$", re.I)
-REDACTED = "***"
+from .redact import REDACTED, redact_config_value as _redact  # noqa: F401  (one policy, see redact.py)
 
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:
@@ -71,12 +62,6 @@ def _value_text(raw: str) -> str | None:
         except (TypeError, ValueError):
             return raw
     return str(val)
-
-
-def _redact(key: str, value: str | None) -> str | None:
-    if value and _SECRET_KEY.search(key) and value not in ("None", "[]", "{}", "False", "True", "null", "''"):
-        return REDACTED
-    return value
 
 
 def _flatten(key: str, value: str | None, out: list) -> None:

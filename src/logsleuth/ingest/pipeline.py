@@ -26,7 +26,8 @@ from ..formats.grammar import default_grammars
 from . import configparse
 from .detect import detect
 from .fold import fold
-from .normalize import RunState, TimeState, add_timestamps, assign_runs, redact_frame
+from .normalize import RunState, TimeState, add_timestamps, assign_runs
+from .redact import redact_frame
 from .parse import ShapeCache, extract, parse_frame, patterns_for
 from .read import CHUNK_BYTES, _read_head, check_growth, iter_chunks, open_source
 
