@@ -33,6 +33,14 @@ _DECODE_COLUMNS = _LINE_REF + _WHEN + [
     ("retracted_reqs", "INTEGER"), ("fwd_iter", "BIGINT"), ("primary_rank", "BOOLEAN"),
 ]
 
+#: bench_results columns only the JSON result files fill (added in place to older databases)
+BENCH_JSON_COLUMNS = [
+    ("started_at", "TIMESTAMP"), ("model_id", "VARCHAR"), ("bench_label", "VARCHAR"),
+    ("p90_ttft_ms", "DOUBLE"), ("p95_ttft_ms", "DOUBLE"), ("p90_tpot_ms", "DOUBLE"), ("p95_tpot_ms", "DOUBLE"),
+    ("p90_itl_ms", "DOUBLE"), ("n_detailed", "BIGINT"), ("detail_p50_ttft_ms", "DOUBLE"),
+    ("detail_p99_ttft_ms", "DOUBLE"), ("detail_p50_itl_ms", "DOUBLE"), ("detail_p99_itl_ms", "DOUBLE"),
+]
+
 TABLES: dict[str, list[tuple[str, str]]] = {
     "meta": [("key", "VARCHAR PRIMARY KEY"), ("value", "VARCHAR")],
     "sources": [
@@ -101,6 +109,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("mean_itl_ms", "DOUBLE"), ("median_itl_ms", "DOUBLE"), ("p95_itl_ms", "DOUBLE"),
         ("p99_itl_ms", "DOUBLE"), ("max_itl_ms", "DOUBLE"),
         ("spec_drafts", "BIGINT"), ("spec_draft_tokens", "BIGINT"), ("spec_accepted_tokens", "BIGINT"),
+        # bench result JSON/JSONL files (telemetry/bench_json.py); NULL for text blocks
+        *BENCH_JSON_COLUMNS,
     ],
     "lines_other": _LINE_COLUMNS,
     "lines_bulk": _LINE_COLUMNS,
@@ -112,10 +122,36 @@ TABLES: dict[str, list[tuple[str, str]]] = {
                     ("env", "JSON")],
     "templates": [("template_id", "INTEGER PRIMARY KEY"), ("source_id", "INTEGER"),
                   ("template", "VARCHAR"), ("n_lines", "BIGINT"), ("example_line_no", "BIGINT")],
+    # --- telemetry (issue 14; filled by logsleuth.telemetry, see README "Telemetry") ---
+    # one row per Prometheus sample of a scrape (a file of snapshots or `logsleuth scrape`)
+    "metrics": [("source_id", "INTEGER"), ("line_no", "BIGINT"), ("snapshot", "INTEGER"),
+                ("ts", "TIMESTAMP"), ("host", "VARCHAR"), ("instance", "VARCHAR"), ("family", "VARCHAR"),
+                ("name", "VARCHAR"), ("type", "VARCHAR"), ("labels", "JSON"), ("model", "VARCHAR"),
+                ("le", "DOUBLE"), ("value", "DOUBLE")],
+    # one row per GPU per sample (nvidia-smi CSV/dmon, DCGM exporter, rocm-smi, amd-smi); ratios 0..1
+    "gpu_samples": [("source_id", "INTEGER"), ("line_no", "BIGINT"), ("ts", "TIMESTAMP"), ("host", "VARCHAR"),
+                    ("tool", "VARCHAR"), ("gpu_index", "INTEGER"), ("gpu_name", "VARCHAR"), ("uuid", "VARCHAR"),
+                    ("pci_bus_id", "VARCHAR"), ("pstate", "VARCHAR"), ("gpu_util", "DOUBLE"),
+                    ("mem_util", "DOUBLE"), ("mem_used_mib", "DOUBLE"), ("mem_total_mib", "DOUBLE"),
+                    ("power_w", "DOUBLE"), ("power_limit_w", "DOUBLE"), ("sm_clock_mhz", "DOUBLE"),
+                    ("sm_clock_max_mhz", "DOUBLE"), ("mem_clock_mhz", "DOUBLE"), ("temp_c", "DOUBLE"),
+                    ("mem_temp_c", "DOUBLE"), ("throttle_mask", "BIGINT"), ("throttle_reasons", "VARCHAR"),
+                    ("pcie_gen", "INTEGER"), ("pcie_gen_max", "INTEGER"), ("pcie_width", "INTEGER"),
+                    ("pcie_width_max", "INTEGER")],
+    # per request of a bench result JSON saved with details (--output-details / --save-detailed)
+    "bench_requests": [("source_id", "INTEGER"), ("line_no", "BIGINT"), ("request_index", "INTEGER"),
+                       ("input_len", "BIGINT"), ("output_len", "BIGINT"), ("start_s", "DOUBLE"),
+                       ("ttft_ms", "DOUBLE"), ("itl_mean_ms", "DOUBLE"), ("itl_max_ms", "DOUBLE"),
+                       ("error", "VARCHAR")],
+    # one row per telemetry source: what it is, whose it is (host, scrape instance/port, model)
+    # and the run it was attached to by hand (ingest --run); run_telemetry links the rest
+    "telemetry_sources": [("source_id", "INTEGER"), ("tool", "VARCHAR"), ("host", "VARCHAR"),
+                          ("instance", "VARCHAR"), ("port", "INTEGER"), ("model", "VARCHAR"),
+                          ("first_ts", "TIMESTAMP"), ("last_ts", "TIMESTAMP"), ("run_id", "INTEGER")],
 }
 
 #: tables whose rows come from one source; deleted together on --replace
-PER_SOURCE_TABLES = ["env_reports", "lines_other", "lines_bulk", "templates", "config", "events", "decode_stats", "decode_primary",
+PER_SOURCE_TABLES = ["metrics", "gpu_samples", "bench_requests", "telemetry_sources", "env_reports", "lines_other", "lines_bulk", "templates", "config", "events", "decode_stats", "decode_primary",
                      "prefill_stats",
                      "spec_stats", "errors", "bench_results", "runs", "sources"]
 
