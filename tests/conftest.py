@@ -1,23 +1,15 @@
-"""Shared fixtures: paths to the bundled samples and the real corpus, fresh databases."""
+"""Shared fixtures (the corpus and samples folders, fresh databases, the CLI runner); the helpers
+themselves live in tests/support/."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "tests" / "samples"
-# the real corpus sits beside the checkout (../shared/corpus/real); CI lays it there too
-CORPUS = Path(os.environ.get("LOGSLEUTH_CORPUS", ROOT.parent / "shared" / "corpus" / "real"))
-
-
-def corpus_files() -> list[Path]:
-    if not CORPUS.is_dir():
-        return []
-    return sorted(p for p in CORPUS.iterdir() if p.is_file() and p.name != "MANIFEST.md")
+from support.cli import run_cli, run_in_process  # noqa: F401  (re-exported for older imports)
+from support.db import source_id, typed_row_counts  # noqa: F401
+from support.paths import CORPUS, ROOT, SAMPLES, corpus_files  # noqa: F401
 
 
 @pytest.fixture
@@ -47,64 +39,13 @@ def db_path(tmp_path) -> str:
     return str(tmp_path / "cli.duckdb")
 
 
-def run_cli(*args: str, db: str | None = None, input: bytes | None = None, env: dict | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run the real `logsleuth` entry point in a subprocess (stdout/stderr captured)."""
-    cmd = [sys.executable, "-m", "logsleuth.cli.app"]
-    if db:
-        cmd += ["--db", db]
-    full_env = dict(os.environ)
-    full_env.pop("LOGSLEUTH_DB", None)
-    full_env.update(env or {})
-    return subprocess.run(cmd + list(args), capture_output=True, input=input, env=full_env, timeout=timeout,
-                          cwd=str(ROOT))
-
-
 @pytest.fixture
 def cli():
     return run_cli
 
 
-def run_in_process(*args: str, db: str) -> tuple[int, str, str]:
-    """The CLI entry point in-process (a subprocess per command costs about a second);
-    returns (exit code, stdout, stderr)."""
-    import io
-
-    from logsleuth.cli.app import main
-
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.argv, sys.stdout, sys.stderr
-    sys.argv, sys.stdout, sys.stderr = ["logsleuth", "--db", db, *args], out, err
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv, sys.stdout, sys.stderr = old
-    return code, out.getvalue(), err.getvalue()
-
-
-def source_id(con, name: str, label: str | None = None) -> int:
-    """source_id of the ingested file called ``name`` (the last part of its path)."""
-    row = con.execute("SELECT source_id FROM sources WHERE name = ?", [name]).fetchone()
-    assert row, label or f"{name} not ingested"
-    return row[0]
-
-
-def typed_row_counts(con, sid: int) -> tuple:
-    """(decode, prefill, spec, bench, errors, fatal errors) rows of one source."""
-    return con.execute("""SELECT
-        (SELECT count(*) FROM decode_stats WHERE source_id = $1),
-        (SELECT count(*) FROM prefill_stats WHERE source_id = $1),
-        (SELECT count(*) FROM spec_stats WHERE source_id = $1),
-        (SELECT count(*) FROM bench_results WHERE source_id = $1),
-        (SELECT count(*) FROM errors WHERE source_id = $1),
-        (SELECT count(*) FROM errors WHERE source_id = $1 AND fatal)""", [sid]).fetchone()
-
-
 # hypothesis: bounded in CI ("ci", the default), longer on demand:
-#   LOGSLEUTH_FUZZ_EXAMPLES=2000 pytest tests/test_fuzz.py
+#   LOGSLEUTH_FUZZ_EXAMPLES=2000 pytest tests/reliability/test_fuzz.py
 try:
     from hypothesis import HealthCheck, settings as _hyp_settings
 

@@ -17,9 +17,9 @@ from logsleuth.gpus import hardware as hw
 from logsleuth.errors import GrammarError
 from logsleuth.resources import data_path
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import ROOT  # noqa: E402
 # shared/ sits beside the checkout, for sessions and CI alike (conftest honours LOGSLEUTH_CORPUS)
-from conftest import CORPUS  # noqa: E402
+from support.paths import CORPUS  # noqa: E402
 ENV_SAMPLES = ROOT / "tests" / "samples" / "env"
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 import logsleuth
-from conftest import CORPUS, SAMPLES, corpus_files
+from support.paths import CORPUS, SAMPLES, corpus_files
+from support.paths import GOLDEN as GOLDEN_DIR
 
-GOLDEN = Path(__file__).parent / "golden" / "diagnose_story.json"
+GOLDEN = GOLDEN_DIR / "diagnose_story.json"
 RULES_B = [
     "custom_allreduce_disabled", "nccl_untuned_pcie_tp", "nccl_watchdog_timeout", "sgl_watchdog_timeout",
     "long_weight_loading", "torch_compile_cold_start", "jit_kernel_compile_stall",

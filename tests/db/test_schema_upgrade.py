@@ -10,7 +10,7 @@ from logsleuth.db import schema
 from logsleuth.formats.grammar import default_grammars
 from logsleuth.db.connection import open_db
 
-from conftest import SAMPLES
+from support.paths import SAMPLES
 
 
 def _ingest(path) -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, corpus_files, source_id, typed_row_counts
+from support.paths import CORPUS, corpus_files
+from support.db import source_id, typed_row_counts
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="real corpus not available")
 
@@ -169,7 +170,7 @@ def test_facts_cover_every_corpus_file():
 
 @pytest.fixture(scope="module")
 def corpus_db():
-    from _ingested import connect
+    from support.ingested import connect
 
     con = connect("corpus")
     yield con

@@ -1,7 +1,7 @@
 """One ingest of the real corpus and one of the authored samples per test session.
 
 Ingesting is the slow part of the corpus/sample tests, so the databases are built once in a
-temporary folder and shared by test_corpus, test_samples and test_lossless; each test module
+temporary folder and shared by the corpus, sample and lossless tests; each test module
 opens its own read-only connection. The first request starts both builds in background
 processes (they run in parallel on separate cores) and waits for the one it needs. Tests that
 need a database they can change build their own.
@@ -15,19 +15,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from conftest import CORPUS, ROOT, SAMPLES, corpus_files
+from support.paths import CORPUS, ROOT, SAMPLES, corpus_files, sample_files
 
 _TMP = Path(tempfile.mkdtemp(prefix="logsleuth-tests-"))
 _BUILDS: dict[str, subprocess.Popen] = {}
 _READY: dict[str, str] = {}
-
-
-def sample_files() -> list[Path]:
-    """The samples described by tests/samples/MANIFEST.md: top level, eras/ and env/."""
-    out = [p for p in sorted(SAMPLES.iterdir()) if p.is_file() and p.name != "MANIFEST.md"]
-    for sub in ("eras", "env"):
-        out += sorted(p for p in (SAMPLES / sub).iterdir() if p.is_file())
-    return out
 
 
 def files_of(which: str) -> list[Path]:
@@ -53,7 +45,7 @@ def _start(which: str) -> None:
         return
     path = str(_TMP / f"{which}.duckdb")
     code = (f"import sys; sys.path[:0] = [{str(ROOT / 'tests')!r}, {str(ROOT / 'src')!r}]; "
-            f"import _ingested; _ingested.build({which!r}, {path!r})")
+            f"from support import ingested; ingested.build({which!r}, {path!r})")
     _BUILDS[which] = subprocess.Popen([sys.executable, "-c", code], cwd=str(ROOT),
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 

@@ -15,7 +15,7 @@ import pytest
 from logsleuth.formats.grammar import default_grammars
 from logsleuth.ingest import parse as P
 
-SAMPLES = Path(__file__).resolve().parent / "samples"
+from support.paths import SAMPLES
 EDGE = [
     "(SGLangEngine pid=13265) [2025-08-14 23:22:40 TP7] KV cache pool is full. Retract requests. "
     "#retracted_reqs: 1, #new_token_ratio: 0.4533 -> 0.4767 [repeated 7x across cluster]",
@@ -85,7 +85,7 @@ def test_digit_invariance_check():
 
 
 def _corpus_frames():
-    from conftest import CORPUS
+    from support.paths import CORPUS
 
     files = sorted(p for p in CORPUS.glob("*") if p.is_file() and p.suffix in (".log", ".txt", ".md"))
     for f in files:

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 import logsleuth
-from _robust import SAMPLES, counts, finish, make_big_log, sources, spawn, start_cli, wait_for
+from support.robust import SAMPLES, counts, finish, make_big_log, sources, spawn, start_cli, wait_for
 
 SMALL = SAMPLES / "vllm_eagle3.log"
 LOCKED = "database is locked by another process"

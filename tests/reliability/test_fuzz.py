@@ -5,7 +5,7 @@ physical line stored exactly once with its number, every derived row pointing at
 and idempotent re-ingest.
 
 Example counts come from the hypothesis profile registered in tests/conftest.py: 30 in CI,
-more on demand with ``LOGSLEUTH_FUZZ_EXAMPLES=2000 pytest tests/test_fuzz.py``.
+more on demand with ``LOGSLEUTH_FUZZ_EXAMPLES=2000 pytest tests/reliability/test_fuzz.py``.
 """
 from __future__ import annotations
 
@@ -23,8 +23,7 @@ from logsleuth.formats.grammar import load_grammars
 from logsleuth.ingest.pipeline import IngestOptions
 from logsleuth.ingest.read import iter_chunks, open_source
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "tests" / "samples"
+from support.paths import SAMPLES
 
 SAMPLE_LINES = sorted({s for g in load_grammars(check_samples=False) for p in g.patterns for s in p.samples})
 _FILES = [SAMPLES / "sglang_tuned_v1.log", SAMPLES / "vllm_eagle3.log", SAMPLES / "eras" / "sglang_capture_oom.log",

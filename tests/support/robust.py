@@ -11,8 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "tests" / "samples"
+from support.paths import ROOT, SAMPLES
 
 #: runs ``logsleuth.cli.app.main`` with 256 KiB chunks; after chunk STOP_AT is stored it prints
 #: MIDWAY on stderr, then sleeps HOLD_S seconds, or until the file HOLD_UNTIL exists (at most

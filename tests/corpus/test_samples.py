@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from _ingested import SAMPLES, connect, sample_files
-from conftest import source_id, typed_row_counts
+from support.ingested import SAMPLES, connect, sample_files
+from support.db import source_id, typed_row_counts
 
 # runs: (first_line, last_line, end_state)
 # counts: decode_stats, prefill_stats, spec_stats, bench_results, errors, fatal errors

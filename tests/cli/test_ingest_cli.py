@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import SAMPLES
+from support.paths import SAMPLES
 
 from logsleuth.errors import ExitCode
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from logsleuth.ingest import drain as T
 from logsleuth.ingest.drain import WILDCARD, mask_messages, mine_templates
 
-from conftest import CORPUS  # noqa: E402  (the corpus beside the checkout)
+from support.paths import CORPUS  # noqa: E402  (the corpus beside the checkout)
 
 REAL_LOG = CORPUS / "sglang__udbhav-ag__SGLang_setup__sglang.log"
 

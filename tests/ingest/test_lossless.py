@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from _ingested import CORPUS, SAMPLES, files_of, ingested
+from support.ingested import CORPUS, SAMPLES, files_of, ingested
 
 import logsleuth
 from logsleuth.ingest.pipeline import IngestOptions, ingest_source

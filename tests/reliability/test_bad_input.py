@@ -16,9 +16,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import run_in_process
+from support.cli import run_in_process
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "samples" / "sglang_baseline.log"
 COUNTED = ["sources", "runs", "lines", "config", "events", "errors", "templates", "decode_stats",
            "prefill_stats"]

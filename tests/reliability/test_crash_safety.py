@@ -12,7 +12,7 @@ import signal
 import pytest
 
 import logsleuth
-from _robust import SAMPLES, counts, finish, make_big_log, sources, spawn, wait_for
+from support.robust import SAMPLES, counts, finish, make_big_log, sources, spawn, wait_for
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,9 @@ from logsleuth.ingest.pipeline import IngestOptions
 from logsleuth.ingest.configparse import parse_config_line
 from logsleuth.ingest.redact import redact_text
 
-from conftest import run_in_process
+from support.cli import run_in_process
+from support.paths import ROOT, SAMPLES
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "tests" / "samples"
 
 # --- the masking rules, line by line ----------------------------------------------------------
 
@@ -175,7 +174,7 @@ def secret_db(tmp_path_factory, secret_log, corpus_dir_or_none) -> str:
 
 @pytest.fixture(scope="module")
 def corpus_dir_or_none():
-    from conftest import CORPUS
+    from support.paths import CORPUS
 
     return CORPUS if (CORPUS / "vllm__amdgoose__arno_vllm_chat__vllm_server.log").is_file() else None
 
@@ -288,7 +287,7 @@ def sglang_request_db(tmp_path_factory, corpus_dir):
 
 @pytest.fixture(scope="module")
 def corpus_dir():
-    from conftest import CORPUS
+    from support.paths import CORPUS
 
     if not (CORPUS / "sglang__udbhav-ag__SGLang_setup__sglang.log").is_file():
         pytest.skip("real corpus not available (../shared/corpus/real)")

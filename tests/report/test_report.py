@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from _story import LABELS, SAMPLES, story_db, story_missing
+from support.paths import TESTS
+from support.story import LABELS, SAMPLES, story_db, story_missing
 
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+ARTIFACTS = TESTS / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
 XSS = "<script>alert(1)</script>"
 

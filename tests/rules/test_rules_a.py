@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 import logsleuth
-from conftest import SAMPLES, corpus_files
+from support.paths import SAMPLES, corpus_files
 
 RULES_A = [
     # A. CUDA graphs / execution mode

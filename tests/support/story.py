@@ -2,9 +2,7 @@
 test session into one database that test_compare and test_report share (read-only use)."""
 from __future__ import annotations
 
-from pathlib import Path
-
-SAMPLES = Path(__file__).resolve().parent / "samples"
+from support.paths import SAMPLES
 
 #: (file, --label): each server log and its benchmark files share a label
 STORY = [

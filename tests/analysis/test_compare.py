@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from _story import LABELS, SAMPLES, story_db, story_missing
+from support.paths import GOLDEN as GOLDEN_DIR
+from support.story import LABELS, SAMPLES, story_db, story_missing
 
-GOLDEN = Path(__file__).resolve().parent / "golden" / "compare_story.json"
+GOLDEN = GOLDEN_DIR / "compare_story.json"
 
 pytestmark = pytest.mark.skipif(bool(story_missing()), reason=f"story samples missing: {story_missing()}")
 

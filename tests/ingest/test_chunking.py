@@ -17,7 +17,7 @@ import logsleuth
 from logsleuth.db import schema
 from logsleuth.ingest.pipeline import IngestOptions, ingest_source
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import ROOT  # noqa: E402
 sys.path.insert(0, str(ROOT / "bench"))
 from generate import generate  # noqa: E402
 

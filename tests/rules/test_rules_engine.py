@@ -10,7 +10,7 @@ import logsleuth
 from logsleuth.errors import GrammarError, UsageError
 from logsleuth.analysis.rules import load_rules, parse_rule
 
-SAMPLES = Path(__file__).parent / "samples"
+from support.paths import SAMPLES
 GOOD = """-- id: {id}
 -- severity: warning
 -- title: Run {{run_id}} has {{n}} decode lines
