@@ -1,0 +1,40 @@
+"""The real ``logsleuth`` entry point, in a subprocess (``run_cli``) or in-process (``run_in_process``)."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+from support.paths import ROOT
+
+
+def run_cli(*args: str, db: str | None = None, input: bytes | None = None, env: dict | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run the real `logsleuth` entry point in a subprocess (stdout/stderr captured)."""
+    cmd = [sys.executable, "-m", "logsleuth.cli.app"]
+    if db:
+        cmd += ["--db", db]
+    full_env = dict(os.environ)
+    full_env.pop("LOGSLEUTH_DB", None)
+    full_env.update(env or {})
+    return subprocess.run(cmd + list(args), capture_output=True, input=input, env=full_env, timeout=timeout,
+                          cwd=str(ROOT))
+
+
+def run_in_process(*args: str, db: str) -> tuple[int, str, str]:
+    """The CLI entry point in-process (a subprocess per command costs about a second);
+    returns (exit code, stdout, stderr)."""
+    from logsleuth.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.argv, sys.stdout, sys.stderr
+    sys.argv, sys.stdout, sys.stderr = ["logsleuth", "--db", db, *args], out, err
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv, sys.stdout, sys.stderr = old
+    return code, out.getvalue(), err.getvalue()
