@@ -1,0 +1,8 @@
+-- Every base table of a single-source database with its columns in order: what a source
+-- contributes to a dataset. Database-level bookkeeping (meta, migrations) is not per source.
+SELECT table_name, list(column_name ORDER BY ordinal_position) AS columns,
+       list(data_type ORDER BY ordinal_position) AS types
+FROM information_schema.columns
+WHERE table_name IN (SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE')
+  AND table_name <> 'meta' AND table_name NOT LIKE '%migration%'
+GROUP BY table_name ORDER BY table_name

@@ -1,0 +1,49 @@
+"""A dataset seen as a database: DuckDB views named like the database's tables.
+
+Contract: ``open_dataset(target)`` returns an in-memory DuckDB connection in which every
+table of the schema is a view over exactly the part files the manifest lists (never a
+file it does not list), a table no source has yet is an empty table of the schema, and the
+shipped views (``run_summary``, ``lines``, ...) are created on top, so ``sql``, ``runs``,
+``diagnose``, ``compare`` and ``report`` run unchanged. ``is_dataset(path)`` tells a
+dataset folder from a database file.
+"""
+from __future__ import annotations
+
+import os
+
+import duckdb
+
+from ..db.connection import create_views
+from ..db.schema import SCHEMA_VERSION, create_statements
+from ..errors import BadInputError
+from .manifest import MANIFEST, load_manifest
+from .storage import storage_for
+
+
+def is_dataset(path: str) -> bool:
+    return ("://" in path and not path.startswith("file://")) or os.path.isfile(os.path.join(path, MANIFEST))
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def open_dataset(target: str) -> duckdb.DuckDBPyConnection:
+    storage = storage_for(target)
+    manifest = load_manifest(storage, SCHEMA_VERSION)
+    if not manifest.sources and storage.read_text(MANIFEST) is None:
+        raise BadInputError(f"{target}: no logsleuth dataset here (no {MANIFEST}); "
+                            "create one with: logsleuth ingest --dataset DIR FILES")
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False})
+    for stmt in create_statements():
+        con.execute(stmt)
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+    for table in sorted(manifest.tables):
+        files = manifest.part_files(table)
+        if not files:
+            continue
+        listed = ", ".join(_quote(storage.uri(f)) for f in files)
+        con.execute(f'DROP TABLE IF EXISTS "{table}"')
+        con.execute(f'CREATE VIEW "{table}" AS SELECT * FROM read_parquet([{listed}], union_by_name = true)')
+    create_views(con)
+    return con
