@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..db.sandbox import read_only_cursor, select_only
 from ..errors import GrammarError, QueryError, UsageError
 from ..resources import data_path
 
@@ -123,7 +124,13 @@ def parse_rule(path: Path) -> Rule:
     for name in re.findall(r"\$([A-Za-z_]\w*)", sql):
         if name not in params:
             raise GrammarError(f"{where}: SQL uses ${name} but params does not declare it")
+    why = select_only(sql)  # a rule reads: DELETE/DROP/COPY/ATTACH... never reach the database
+    if why:
+        raise GrammarError(f"{where}: a rule is one SELECT query: {why}")
     requires = [r.strip() for r in header.get("requires", "").split(",") if r.strip()]
+    for req in requires:  # spliced into SQL by _missing_requirements: names only
+        if not re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?", req):
+            raise GrammarError(f"{where}: requires item '{req}' is not table or table.column")
     return Rule(id=rid, severity=sev, title=header["title"], fix=header["fix"], sql=sql, path=str(path),
                 params=params, source=header.get("source", ""), requires=requires,
                 engine=header.get("engine", ""))
@@ -258,15 +265,15 @@ _RULE_WORKERS = 4
 def _run_one(con, rule: Rule) -> tuple[list[str], list[dict]]:
     """Column names and rows of one rule, as plain Python rows: findings are few, and
     diagnose then never imports polars/pyarrow (~0.45 s of a CLI call)."""
-    cur = con.cursor()  # one cursor per rule: cursors of one database may run in parallel
+    # one cursor per rule: cursors of one database may run in parallel; each in a READ ONLY
+    # transaction, so a rule cannot write whatever connection it is given
     try:
-        cur.execute(rule.sql, rule.params or [])
-        columns = [d[0] for d in cur.description] if cur.description else []
-        return columns, ([dict(zip(columns, r)) for r in cur.fetchall()] if columns else [])
+        with read_only_cursor(con) as cur:
+            cur.execute(rule.sql, rule.params or [])
+            columns = [d[0] for d in cur.description] if cur.description else []
+            return columns, ([dict(zip(columns, r)) for r in cur.fetchall()] if columns else [])
     except Exception as exc:
         raise QueryError(f"rule {rule.id} ({Path(rule.path).name}) failed: {str(exc).splitlines()[0]}") from None
-    finally:
-        cur.close()
 
 
 def _run_all(con, rules: list[Rule]) -> list[tuple[list[str], list[dict]]]:

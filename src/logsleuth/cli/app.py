@@ -124,6 +124,7 @@ def ingest(
 ):
     """Ingest logs: detect engine and era, split into runs, parse every line, print a summary."""
     from ..api import query
+    from .inert import markup_safe, plain_json
     from .output import console, frame_rows, run_summary_panel
 
     files = _checked_files(paths)
@@ -139,11 +140,11 @@ def ingest(
             out = [{"path": r.path, "status": r.status, "source_id": r.source_id, "kind": r.kind,
                     "engine": r.engine, "lines": r.n_lines, "notes": r.notes,
                     "runs": [x for x in rows if x["source_id"] == r.source_id]} for r in results]
-            sys.stdout.write(json.dumps(out, indent=2, default=str) + "\n")
+            sys.stdout.write(plain_json(out, indent=2) + "\n")
             return
         c = console()
         for res in results:
-            c.print(f"[bold]{res.path}[/]: {res.status}, {res.kind} ({res.engine}), {res.n_lines} lines, "
+            c.print(f"[bold]{markup_safe(res.path)}[/]: {res.status}, {res.kind} ({res.engine}), {res.n_lines} lines, "
                     f"{len(res.run_ids)} run(s)")
         if run_ids:
             frame = query(con, """SELECT s.*, r.first_line, r.last_line, r.attention_backend_how,
@@ -192,12 +193,13 @@ def show(run: int = typer.Argument(..., help="Run id (see `logsleuth runs`).")):
         gen = query(con, """SELECT gen_tok_s FROM decode_stats WHERE run_id = ? AND primary_rank
                             ORDER BY line_no""", [run])["gen_tok_s"].to_list()
         if gen:
-            c.print(f"  gen tok/s over time  {sparkline(gen)}  (max {max(v for v in gen if v is not None):,.1f})")
+            c.print(f"  gen tok/s over time  {sparkline(gen)}  (max {max((v for v in gen if v is not None), default=0):,.1f})")
         from ..analysis.compare import startup_phases
         from ..analysis.compare_format import timeline_text
+        from .inert import inert
 
         for line in timeline_text(startup_phases(con, [run]).get(run) or {}):
-            c.print("  " + line, markup=False, highlight=False)
+            c.print("  " + inert(line), markup=False, highlight=False)
         miles = query(con, """SELECT line_no, ts, kind, value, text FROM events WHERE run_id = ? AND kind IN
             ('weights_begin','weights_loaded','kv_cache_allocated','kv_cache_tokens','cuda_graph_begin',
              'cuda_graph_end','torch_compile','init_engine','server_ready','app_startup_complete','shutdown',
@@ -245,6 +247,11 @@ def diagnose(
                     ids += [x[0] for x in con.execute("SELECT run_id FROM runs WHERE source_id = ?",
                                                       [res.source_id]).fetchall()]
             run_ids = sorted(set(ids) & set(run_ids)) if run_ids else sorted(set(ids))
+            con.close()  # the ingest has committed: the rules read through a read-only connection
+            con = _db(read_only=True)
+        from ..db.sandbox import sandbox
+
+        sandbox(con)  # rule files (--rules-dir too) cannot touch files or extensions
         silent: list = []
         findings = run_rules(con, run_ids=run_ids, rule_ids=list(rule) if rule else None,
                              min_severity=min_severity, extra_dirs=list(rules_dir) if rules_dir else None,
@@ -263,10 +270,10 @@ def diagnose(
 
 
 def _render_findings(findings, fmt, runs_info, run_ids) -> None:
-    import json
+    from .inert import inert, plain_json
 
     if fmt == "json":
-        sys.stdout.write(json.dumps([f.as_dict() for f in findings], indent=2, default=str) + "\n")
+        sys.stdout.write(plain_json([f.as_dict() for f in findings], indent=2) + "\n")
         return
     by_run: dict = {}
     for f in findings:
@@ -275,20 +282,19 @@ def _render_findings(findings, fmt, runs_info, run_ids) -> None:
         out = ["# logsleuth findings", ""]
         for rid, items in by_run.items():
             name, engine, model, end = runs_info.get(rid, ("?", "?", "?", "?"))
-            out.append(f"## Run {rid}: {name} ({engine}, {model or '-'}, {end or '-'})")
+            out.append(inert(f"## Run {rid}: {name} ({engine}, {model or '-'}, {end or '-'})"))
             out.append("")
             for f in items:
-                out.append(f"- **{f.severity.upper()}** `{f.rule_id}`: {f.title}")
+                out.append(inert(f"- **{f.severity.upper()}** `{f.rule_id}`: {f.title}"))
                 if f.evidence:
-                    out.append(f"  - evidence `{f.source}:{f.line_no}`: `{f.evidence[:300]}`")
+                    out.append(inert(f"  - evidence `{f.source}:{f.line_no}`: `{f.evidence[:300]}`"))
                 out.append(f"  - fix: {f.fix}")
             out.append("")
         if not findings:
             out.append("No findings.")
         sys.stdout.write("\n".join(out) + "\n")
         return
-    from rich.markup import escape
-
+    from .inert import markup_safe as escape  # log text: control characters visible, markup escaped
     from .output import console
 
     c = console()
@@ -339,14 +345,17 @@ def sql(
     statement: str = typer.Argument(..., help="SQL to run against the database."),
     fmt: str = typer.Option("table", "--format", help="table | csv | json | markdown"),
     write: bool = typer.Option(False, "--write", help="Open the database writable."),
+    allow_files: bool = typer.Option(False, "--allow-files",
+                                     help="Let the SQL read and write files (read_csv, COPY, ATTACH...)."),
 ):
-    """Run ad-hoc SQL (read-only unless --write)."""
-    from ..api import query
+    """Run ad-hoc SQL on the database: read-only and without file access unless --write / --allow-files."""
+    from ..db.sandbox import sandbox, user_query
     from .output import write_frame
 
     con = _db(read_only=not write)
     try:
-        write_frame(query(con, statement), fmt)
+        sandbox(con, allow_files=allow_files)
+        write_frame(user_query(con, statement), fmt)
     finally:
         con.close()
 

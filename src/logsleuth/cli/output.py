@@ -12,6 +12,8 @@ import math
 import sys
 from typing import Any
 
+from .inert import cell, inert, markup_safe, plain_json
+
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # polars is only needed by callers that already hold a frame
@@ -20,7 +22,7 @@ if TYPE_CHECKING:  # polars is only needed by callers that already hold a frame
 
 def _plain(v: Any) -> Any:
     if isinstance(v, float):
-        return None if math.isnan(v) else round(v, 4)
+        return round(v, 4) if math.isfinite(v) else None  # JSON has no NaN/Infinity
     if hasattr(v, "isoformat"):
         return v.isoformat(sep=" ") if hasattr(v, "hour") else v.isoformat()
     if type(v).__name__ == "Decimal":  # DuckDB sum()/HUGEINT: a number in JSON, not a string
@@ -35,13 +37,13 @@ def frame_rows(frame: pl.DataFrame) -> list[dict]:
 def write_frame(frame: pl.DataFrame, fmt: str = "table", out=None, title: str | None = None) -> None:
     out = out or sys.stdout
     if fmt == "json":
-        out.write(json.dumps(frame_rows(frame), indent=2, default=str) + "\n")
+        out.write(plain_json(frame_rows(frame), indent=2) + "\n")
     elif fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf)
         w.writerow(frame.columns)
         for row in frame.iter_rows():
-            w.writerow(["" if v is None else _plain(v) for v in row])
+            w.writerow(["" if v is None else inert(_plain(v)) for v in row])
         out.write(buf.getvalue())
     elif fmt == "markdown":
         out.write(markdown_table(frame))
@@ -53,7 +55,7 @@ def markdown_table(frame: pl.DataFrame) -> str:
     cols = frame.columns
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in frame.iter_rows():
-        lines.append("| " + " | ".join("" if v is None else str(_plain(v)).replace("|", "\\|") for v in row) + " |")
+        lines.append("| " + " | ".join("" if v is None else inert(_plain(v)).replace("|", "\\|") for v in row) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -73,7 +75,7 @@ def rich_table(frame: pl.DataFrame, title: str | None = None):
     for c in frame.columns:
         t.add_column(c, overflow="fold")
     for row in frame.iter_rows():
-        t.add_row(*["" if v is None else str(_plain(v)) for v in row])
+        t.add_row(*[cell("" if v is None else _plain(v)) for v in row])  # log text: never markup
     return t
 
 
@@ -89,8 +91,9 @@ def fmt_num(v, digits: int = 1) -> str:
 
 def run_summary_panel(row: dict) -> str:
     """Compact multi-line text block describing one run (used by ingest and show)."""
-    def g(k):
-        return row.get(k)
+    def g(k):  # values come from logs: shown inert, never as markup
+        v = row.get(k)
+        return markup_safe(v) if isinstance(v, str) else v
     eng = f"{g('engine')} {g('engine_version') or g('format_era') or ''}".strip()
     lines = [
         f"[bold]run {g('run_id')}[/] {g('source_name')}  lines {g('first_line')}-{g('last_line')}  "
@@ -113,7 +116,7 @@ def run_summary_panel(row: dict) -> str:
 
 
 def sparkline(values: list[float], width: int = 60) -> str:
-    vals = [v for v in values if v is not None]
+    vals = [v for v in values if v is not None and math.isfinite(v)]  # a log may print inf
     if not vals:
         return ""
     if len(vals) > width:  # bucket by max so peaks stay visible

@@ -1,0 +1,156 @@
+"""Sandboxed, read-only SQL: what ``sql`` (without ``--write``) and the diagnose rules may do.
+
+Contract:
+* ``sandbox(con, allow_files=False)`` turns off extension download and loading and, unless
+  ``allow_files``, every file-system access of DuckDB (``COPY ... TO``, ``EXPORT
+  DATABASE``, ``ATTACH``, ``INSTALL``/``LOAD``, ``read_csv``/``read_text``/``glob``...),
+  then locks the configuration so that SQL cannot switch them back on. The setting
+  belongs to the database instance: call it on a connection the caller owns and closes.
+  The database file itself stays readable (and writable when opened so).
+* ``select_only(sql)`` is None when ``sql`` is exactly one query statement (``SELECT``,
+  ``WITH``, ``FROM``, ``SUMMARIZE``...), else the reason it is not; the rule loader
+  refuses other rules, so a rule file cannot hold ``DELETE``/``DROP``/``COPY``/``ATTACH``.
+* ``read_only_cursor(con)`` is a cursor inside a ``READ ONLY`` transaction that is rolled
+  back on exit: a rule cannot write even on a writable connection.
+* ``user_query(con, sql, params)`` runs a user's statement and returns a polars frame:
+  an empty statement is a ``QueryError``; columns polars cannot hold (``INTERVAL``,
+  ``UNION``, ...) come back as text rather than crashing.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import duckdb
+
+from ..errors import QueryError
+
+#: settings applied before the lock; order matters (the lock comes last)
+_ALWAYS = (
+    "SET autoinstall_known_extensions = false",
+    "SET autoload_known_extensions = false",
+)
+_NO_FILES = (
+    "SET enable_external_access = false",  # also refuses LOAD of extensions
+)
+
+
+def sandbox(con, allow_files: bool = False) -> None:
+    """Restrict ``con``'s database instance (see the module docstring)."""
+    for stmt in _ALWAYS + (() if allow_files else _NO_FILES):
+        con.execute(stmt)
+    con.execute("SET lock_configuration = true")
+
+
+def is_sandboxed(con) -> bool:
+    """Whether file access is off and locked on ``con`` (both, or it is not a sandbox)."""
+    row = con.execute("SELECT current_setting('enable_external_access'), "
+                      "current_setting('lock_configuration')").fetchall()[0]
+    return (not row[0]) and bool(row[1])
+
+
+def select_only(sql: str) -> str | None:
+    """None when ``sql`` is one query statement; else a short reason."""
+    try:
+        stmts = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        return f"SQL does not parse: {_first_line(exc)}"
+    if len(stmts) != 1:
+        kinds = ", ".join(s.type.name for s in stmts) or "none"
+        return f"expected exactly one SELECT statement, found {len(stmts)} ({kinds})"
+    if stmts[0].type != duckdb.StatementType.SELECT:
+        return f"expected a SELECT statement, found {stmts[0].type.name}"
+    return None
+
+
+@contextmanager
+def read_only_cursor(con) -> Iterator:
+    """A cursor of ``con`` in a READ ONLY transaction, rolled back (and closed) on exit."""
+    cur = con.cursor()
+    try:
+        cur.execute("BEGIN TRANSACTION READ ONLY")
+        yield cur
+    finally:
+        try:
+            cur.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # the statement failed and ended the transaction already
+        cur.close()
+
+
+def user_query(con, sql: str, params: list | dict | None = None):
+    """A user's SQL as a polars frame (see the module docstring); errors are QueryError."""
+    import polars as pl
+
+    if not sql.strip() or not _has_statement(sql):
+        raise QueryError("empty SQL statement", hint="e.g. logsleuth sql \"SELECT * FROM runs\"")
+    try:
+        cur = con.execute(sql, params or [])
+        if cur.description is None:
+            return pl.DataFrame()
+        table = _arrow(cur)
+    except duckdb.Error as exc:
+        text = str(exc)
+        hint = ("file access is off by default: --allow-files turns it on" if "disabled by configuration" in text
+                else "the database is opened read-only: --write allows changes" if "read-only mode" in text
+                else None)
+        raise QueryError(f"SQL error: {_first_line(exc)}", hint=hint) from None
+    return arrow_to_polars(table)
+
+
+def arrow_to_polars(table):
+    """``pl.from_arrow`` with a fallback per column: a type polars refuses becomes text."""
+    import polars as pl
+
+    try:
+        return pl.from_arrow(table)
+    except Exception:  # polars raises ComputeError / various for interval, union, map types
+        pass
+    cols = []
+    for name, col in zip(table.column_names, table.columns):
+        try:
+            cols.append(pl.from_arrow(col).alias(name))
+        except Exception:
+            # rows of a user query result, not log lines: a Python pass is fine here
+            cols.append(pl.Series(name, [_text(v) for v in col.to_pylist()], dtype=pl.Utf8))
+    return pl.DataFrame(cols)
+
+
+def _text(v) -> str | None:
+    """One value of a column polars refuses, as DuckDB would print it where we know how."""
+    if v is None:
+        return None
+    if all(hasattr(v, a) for a in ("months", "days", "nanoseconds")):  # INTERVAL (MonthDayNano)
+        parts = [f"{v.months} month{'s' * (v.months != 1)}"] if v.months else []
+        parts += [f"{v.days} day{'s' * (v.days != 1)}"] if v.days else []
+        if v.nanoseconds or not parts:
+            sec, ns = divmod(abs(v.nanoseconds), 10**9)
+            clock = f"{sec // 3600:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}" + (f".{ns // 1000:06d}" if ns else "")
+            parts.append(("-" if v.nanoseconds < 0 else "") + clock)
+        return " ".join(parts)
+    return str(v)
+
+
+def _arrow(cur):
+    """The result as an Arrow table, across duckdb 1.x and 2.x method names."""
+    import warnings
+
+    for name in ("to_arrow_table", "fetch_arrow_table", "arrow"):
+        fn = getattr(cur, name, None)
+        if fn is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return fn()
+    raise RuntimeError("duckdb result cannot be converted to Arrow")
+
+
+def _has_statement(sql: str) -> bool:
+    try:
+        return bool(duckdb.extract_statements(sql))
+    except duckdb.Error:
+        return True  # let execution report the syntax error with its position
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
