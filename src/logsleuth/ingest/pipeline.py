@@ -41,6 +41,7 @@ class IngestOptions:
     keep_prompts: bool = False
     chunk_bytes: int = CHUNK_BYTES
     progress: Callable[[int, int], None] | None = None  # (bytes_done, bytes_total)
+    run: int | None = None  # ingest --run: attach telemetry files to this run by hand
 
 
 @dataclass
@@ -86,6 +87,13 @@ INGEST_MEMORY = "160MB"
 
 def ingest_source(con, path: str, opts: IngestOptions) -> IngestResult:
     src = open_source(path)
+    from ..telemetry import ingest_telemetry, telemetry_kind  # metrics, GPU samples, bench JSON: own path
+
+    if (kind := telemetry_kind(src)) is not None:
+        try:
+            return ingest_telemetry(con, src, kind, opts)
+        finally:
+            src.close()
     limit = os.environ.get("LOGSLEUTH_INGEST_MEMORY", INGEST_MEMORY)
     before = fetch_one(con.execute("SELECT current_setting('memory_limit')"))[0]
     try:

@@ -1,0 +1,27 @@
+"""Telemetry beside the logs: Prometheus scrapes, GPU samplers, bench result files, NCCL_DEBUG.
+
+Contract: ``telemetry_kind(src)`` says whether an opened input is a telemetry file (by its
+content, never its name) and which; ``ingest_telemetry(con, src, kind, opts)`` stores it
+(``store.py``). One job per module: ``detect`` (recognise), ``prometheus`` (exposition
+text), ``gpu_text`` (nvidia-smi CSV/dmon, rocm-smi, amd-smi), ``dcgm`` (DCGM exporter
+samples as GPU samples), ``bench_json`` (result files), ``store`` (one transaction),
+``scrape`` (live endpoints), ``loaders`` (telemetry figures for compare and the report).
+NCCL lines need no parser of their own: ``queries/views/nccl_*.sql`` derive
+``nccl_channels`` and ``nccl_config`` from the stored lines of any source, and
+``run_telemetry`` links telemetry to runs.
+"""
+from __future__ import annotations
+
+from .detect import detect_telemetry
+from .store import ingest_telemetry
+
+__all__ = ["telemetry_kind", "detect_telemetry", "ingest_telemetry"]
+
+_HEAD_BYTES = 256 * 1024
+
+
+def telemetry_kind(src) -> str | None:
+    from ..ingest.read import _read_head
+
+    head = _read_head(src.real_path, src.compressed, src.display_name, _HEAD_BYTES).decode("utf-8", "replace")
+    return detect_telemetry(head)
