@@ -94,129 +94,55 @@ samples = ["[2025-01-01 00:00:00] Hello world"]
     assert "Rust dialect" in (err.value.hint or "")
 
 
-def test_lookaround_is_rejected(tmp_path):
-    path = _write(tmp_path, HEAD + """
-[[pattern]]
-name = "lookahead"
-table = "events"
-literal = "Hello"
-regex = '^Hello(?= world)'
-samples = ["[2025-01-01 00:00:00] Hello world"]
-""")
-    with pytest.raises(GrammarError, match="lookahead.*invalid regex"):
-        load_grammars([path])
+def _pattern(name: str, regex: str, samples: list[str], table: str = "events", literal: str = "Hello",
+             fields: dict[str, str] | None = None) -> str:
+    """One [[pattern]] table in TOML (regex in a literal string, as grammar authors write it)."""
+    out = (f'\n[[pattern]]\nname = "{name}"\ntable = "{table}"\nliteral = "{literal}"\n'
+           f"regex = '{regex}'\nsamples = {samples!r}\n".replace("', '", '", "').replace("['", '["').replace("']", '"]'))
+    if fields:
+        out += "[pattern.fields]\n" + "".join(f'{k} = "{v}"\n' for k, v in fields.items())
+    return out
 
 
-def test_sample_claimed_by_another_pattern(tmp_path):
-    # a pattern whose sample is a decode line: sgl_decode (sglang.toml, order 10) claims it first
-    path = _write(tmp_path, HEAD.replace("order = 5", "order = 20") + """
-[[pattern]]
-name = "my_decode"
-table = "lines"
-literal = "Decode batch"
-regex = 'Decode batch'
-samples = ["[2025-01-01 00:00:00 TP0] Decode batch. #running-req: 1, #token: 10, token usage: 0.00, gen throughput (token/s): 5.00, #queue-req: 0"]
-""")
+DECODE_SAMPLE = ("[2025-01-01 00:00:00 TP0] Decode batch. #running-req: 1, #token: 10, token usage: 0.00, "
+                 "gen throughput (token/s): 5.00, #queue-req: 0")
+
+#: (grammar file text, load it beside the shipped grammars?, regexes the error message must contain)
+BROKEN = [
+    pytest.param(HEAD + _pattern("lookahead", "^Hello(?= world)", ["[2025-01-01 00:00:00] Hello world"]),
+                 False, ["lookahead.*invalid regex"], id="lookaround"),
+    # a decode line: sgl_decode (sglang.toml, order 10) claims it before this order-20 pattern
+    pytest.param(HEAD.replace("order = 5", "order = 20")
+                 + _pattern("my_decode", "Decode batch", [DECODE_SAMPLE], table="lines", literal="Decode batch"),
+                 True, ["my_decode", "sample not claimed by its own pattern", "sgl_decode"], id="claimed-by-another"),
+    pytest.param(HEAD + _pattern("my_hello", "^Hello there", ["[2025-01-01 00:00:00] Hello world"], table="lines"),
+                 True, ["(?s)my_hello.*claimed by: nothing.*Hello world"], id="sample-not-matching"),
+    pytest.param((HEAD + _pattern("typo", "^Hello", ["Hello"])).replace("regex =", "regexp ="),
+                 False, [r"typo.*unknown key\(s\) \['regexp'\]"], id="unknown-key"),
+    pytest.param((HEAD + _pattern("no_samples", "^Hello", ["Hello"])).replace('samples = ["Hello"]\n', ""),
+                 False, ["no_samples.*needs at least one sample"], id="missing-samples"),
+    pytest.param(HEAD + _pattern("lonely_field", r"^Hello (?P<text>\w+)", ["Hello world"], fields={"value": "float"}),
+                 False, [r"lonely_field.*field 'value'.*no capture \(\?P<value>"], id="field-without-capture"),
+    pytest.param(HEAD + _pattern("t", "^Hello", ["Hello"], table="nowhere"),
+                 False, ["table.*'nowhere'"], id="unknown-table"),
+    pytest.param(HEAD + _pattern("sgl_decode", "^Hello", ["Hello"], table="lines"),
+                 True, ["sgl_decode.*name already used in sglang.toml"], id="duplicate-name"),
+    pytest.param(HEAD + _pattern("typed", r"^Hello (?P<value>\d+)", ["Hello 1"], fields={"value": "number"}),
+                 False, ["unknown type 'number'"], id="unknown-field-type"),
+    pytest.param("[grammar\nname = 1\n", False, ["not valid TOML"], id="invalid-toml"),
+    pytest.param(HEAD + "[prefix]\nregex = '^(?P<ts>\\d+) (?P<rest>.*)$'\n",
+                 False, [r"\[prefix\] regex: needs a \(\?P<msg>"], id="prefix-without-msg"),
+]
+
+
+@pytest.mark.parametrize("text, with_shipped, expected", BROKEN)
+def test_broken_grammar_is_refused_with_a_message_naming_the_mistake(tmp_path, text, with_shipped, expected):
+    path = _write(tmp_path, text, name="mine.toml")
     with pytest.raises(GrammarError) as err:
-        _load_with_shipped(path)
-    msg = str(err.value)
-    assert "my_decode" in msg and "sample not claimed by its own pattern" in msg and "sgl_decode" in msg
-
-
-def test_sample_not_matching_its_regex(tmp_path):
-    path = _write(tmp_path, HEAD + """
-[[pattern]]
-name = "my_hello"
-table = "lines"
-literal = "Hello"
-regex = '^Hello there'
-samples = ["[2025-01-01 00:00:00] Hello world"]
-""")
-    with pytest.raises(GrammarError, match="(?s)my_hello.*claimed by: nothing.*Hello world"):
-        _load_with_shipped(path)
-
-
-def test_unknown_key(tmp_path):
-    path = _write(tmp_path, HEAD + """
-[[pattern]]
-name = "typo"
-table = "events"
-literal = "Hello"
-regexp = '^Hello'
-samples = ["Hello"]
-""")
-    with pytest.raises(GrammarError, match=r"typo.*unknown key\(s\) \['regexp'\]"):
-        load_grammars([path])
-
-
-def test_missing_samples(tmp_path):
-    path = _write(tmp_path, HEAD + """
-[[pattern]]
-name = "no_samples"
-table = "events"
-literal = "Hello"
-regex = '^Hello'
-""")
-    with pytest.raises(GrammarError, match="no_samples.*needs at least one sample"):
-        load_grammars([path])
-
-
-def test_field_without_capture(tmp_path):
-    path = _write(tmp_path, HEAD + """
-[[pattern]]
-name = "lonely_field"
-table = "events"
-literal = "Hello"
-regex = '^Hello (?P<text>\\w+)'
-samples = ["Hello world"]
-[pattern.fields]
-value = "float"
-""")
-    with pytest.raises(GrammarError, match=r"lonely_field.*field 'value'.*no capture \(\?P<value>"):
-        load_grammars([path])
-
-
-def test_bad_table_type_and_duplicate_name(tmp_path):
-    path = _write(tmp_path, HEAD + """
-[[pattern]]
-name = "t"
-table = "nowhere"
-literal = "Hello"
-regex = '^Hello'
-samples = ["Hello"]
-""")
-    with pytest.raises(GrammarError, match="table 'nowhere'"):
-        load_grammars([path])
-    path = _write(tmp_path, HEAD + """
-[[pattern]]
-name = "sgl_decode"
-table = "lines"
-literal = "Hello"
-regex = '^Hello'
-samples = ["Hello"]
-""", name="dup.toml")
-    with pytest.raises(GrammarError, match="sgl_decode.*name already used in sglang.toml"):
-        _load_with_shipped(path)
-    path = _write(tmp_path, HEAD + """
-[[pattern]]
-name = "typed"
-table = "events"
-literal = "Hello"
-regex = '^Hello (?P<value>\\d+)'
-samples = ["Hello 1"]
-[pattern.fields]
-value = "number"
-""", name="type.toml")
-    with pytest.raises(GrammarError, match="unknown type 'number'"):
-        load_grammars([path])
-
-
-def test_invalid_toml_and_prefix_without_msg(tmp_path):
-    with pytest.raises(GrammarError, match="not valid TOML"):
-        load_grammars([_write(tmp_path, "[grammar\nname = 1\n", name="bad.toml")])
-    path = _write(tmp_path, HEAD + "[prefix]\nregex = '^(?P<ts>\\\\d+) (?P<rest>.*)$'\n", name="prefix.toml")
-    with pytest.raises(GrammarError, match=r"\[prefix\] regex: needs a \(\?P<msg>"):
-        load_grammars([path])
+        _load_with_shipped(path) if with_shipped else load_grammars([path])
+    for regex in expected:
+        assert re.search(regex, str(err.value)), (regex, str(err.value))
+    assert err.value.exit_code == ExitCode.BAD_INPUT
 
 
 def test_formats_check_cli_ok(cli):
