@@ -33,11 +33,17 @@ class DatasetResult:
     failed: list = field(default_factory=list)  # PartFailure
 
 
-def _plan(files, manifest: Manifest, *, host, host_from, replace, token, target, opts) -> tuple[list, list]:
-    jobs, skipped = [], []
+def _plan(files, manifest: Manifest, *, host, host_from, replace, token, target, opts) -> tuple[list, list, list]:
+    """(jobs, skipped paths, failures of planning) — a path the --host-from pattern does not
+    match fails alone, like a corrupt file: guessing its host would file its runs wrongly."""
+    jobs, skipped, failed = [], [], []
     next_id = manifest.next_source_id()
     for path in files:
         apath = os.path.abspath(path)
+        name = host or (host_from_path(host_from, apath) if host_from else None)
+        if host_from and not name:
+            failed.append(PartFailure(path, f"{path}: --host-from {host_from!r} does not match this path"))
+            continue
         sha, size = file_digest(apath)
         known = manifest.by_sha(sha)
         if known and not replace:
@@ -49,12 +55,9 @@ def _plan(files, manifest: Manifest, *, host, host_from, replace, token, target,
             sid = prior.source_id  # the same source, longer (or re-ingested on request)
         else:
             sid, next_id = next_id, next_id + 1
-        name = host or (host_from_path(host_from, apath) if host_from else None)
-        if host_from and not name:
-            raise BadInputError(f"{path}: --host-from {host_from!r} does not match this path")
         jobs.append(SourceJob(path=apath, source_id=sid, sha256=sha, size=size, target=target, token=token,
                               host=name, **opts))
-    return jobs, skipped
+    return jobs, skipped, failed
 
 
 def ingest_dataset(target: str, paths, *, host: str | None = None, host_from: str | None = None,
@@ -72,12 +75,12 @@ def ingest_dataset(target: str, paths, *, host: str | None = None, host_from: st
     opts = {"label": label, "gpu": gpu, "year": year, "keep_prompts": keep_prompts}
     with storage.lock():
         manifest = load_manifest(storage, SCHEMA_VERSION)
-        jobs, skipped = _plan(files, manifest, host=host, host_from=host_from, replace=replace,
+        jobs, skipped, failed = _plan(files, manifest, host=host, host_from=host_from, replace=replace,
                               token=token, target=target, opts=opts)
         outcomes = run_jobs(jobs, executor=executor, workers=workers, address=address, on_done=on_done)
         result = DatasetResult(target=target, generation=manifest.generation, skipped=skipped)
         built = [o for o in outcomes if isinstance(o, BuiltSource)]
-        result.failed = [o for o in outcomes if isinstance(o, PartFailure)]
+        result.failed = failed + [o for o in outcomes if isinstance(o, PartFailure)]
         if built:
             _commit(storage, manifest, built, result)
         return result
