@@ -1,28 +1,26 @@
 """logsleuth: forensics for SGLang and vLLM inference-server logs, backed by DuckDB.
 
-``import logsleuth`` gives the library API (no typer, no rich)::
+``import logsleuth`` gives the library API (no typer, no rich; README "Python API")::
 
     import logsleuth
     con = logsleuth.open_db("logsleuth.duckdb")
     logsleuth.ingest_files(con, ["server.log"])
-    logsleuth.query(con, "SELECT * FROM run_summary")
-    findings = logsleuth.diagnose(con)
+    logsleuth.query(con, "SELECT * FROM run_summary")   # a polars DataFrame
+    findings = logsleuth.diagnose(con)                   # list of Finding
+    result = logsleuth.compare(con, ["1", "2"])          # CompareResult
+    logsleuth.write_report(con, None, "report.html")
+    logsleuth.schema(con, "runs")                        # columns with descriptions
 
 Heavy modules (polars, duckdb) load on first use so that ``logsleuth --help`` stays fast.
 """
 from .errors import ExitCode, LogsleuthError
 
 __version__ = "0.1.0"
-_API = {"open_db", "ingest_files", "query", "runs", "expand_paths", "IngestOptions", "default_db_path"}
+_API = {"open_db", "ingest_files", "query", "run_sql", "runs", "resolve_runs", "show_runs", "diagnose",
+        "diagnosis", "compare", "report_html", "write_report", "schema", "rules_table", "unparsed",
+        "expand_paths", "IngestOptions", "default_db_path"}
 _RULES = {"load_rules", "Finding"}
-__all__ = sorted(_API | _RULES | {"diagnose", "ExitCode", "LogsleuthError", "__version__"})
-
-
-def diagnose(con, **kwargs):
-    """Run the diagnose rules; see ``logsleuth.rules.diagnose``."""
-    from .analysis.rules import diagnose as _diagnose
-
-    return _diagnose(con, **kwargs)
+__all__ = sorted(_API | _RULES | {"ExitCode", "LogsleuthError", "__version__"})
 
 
 def __getattr__(name: str):
@@ -35,3 +33,7 @@ def __getattr__(name: str):
 
         return getattr(rules, name)
     raise AttributeError(f"module 'logsleuth' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,24 +1,45 @@
 """The library API: everything the CLI does, without typer or rich.
 
-Contract: functions take plain values and return plain values (dataclasses, lists of
-dicts, polars frames); errors are ``LogsleuthError`` subclasses. ``open_db`` gives a
-DuckDB connection that also opens in the duckdb CLI.
+Contract: functions take a DuckDB connection (from ``open_db``) and plain values, and
+return typed data: dataclasses, lists of them, or polars frames. Errors are
+``LogsleuthError`` subclasses carrying their exit code. Read-side SQL is loaded by name
+from ``queries/app/*.sql`` (``db/queries.py``); nothing here formats for a terminal.
+
+Runs are chosen by *selectors*: a run id, a source file name (with or without its
+extension, or its path) or an ingest ``--label``; ``resolve_runs`` turns them into run
+ids, and no selector means every run. Every function taking ``selectors`` uses it.
 """
 from __future__ import annotations
 
 import glob
 import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
-from .errors import BadInputError, QueryError
-from .ingest.pipeline import IngestOptions, IngestResult, ingest_source
+from .db import queries
 from .db.connection import default_db_path, fetch_frame, open_db
+from .errors import BadInputError, QueryError, UsageError
+from .ingest.pipeline import IngestOptions, IngestResult, ingest_source
 
-LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md", ".gz", ".jsonl", ""}
+if TYPE_CHECKING:
+    import polars as pl
 
-__all__ = ["open_db", "expand_paths", "ingest_files", "query", "runs", "default_db_path", "IngestOptions"]
+    from .analysis.compare import CompareResult
+    from .analysis.rules import Finding
 
+LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md", ".gz", ".jsonl", "",
+                ".json", ".csv", ".prom", ".metrics"}  # + telemetry files beside the logs
+
+__all__ = ["open_db", "expand_paths", "checked_files", "ingest_files", "query", "run_sql", "runs",
+           "resolve_runs", "run_details", "show_runs", "diagnose", "diagnosis", "compare", "report_html",
+           "write_report", "schema", "rules_table", "unparsed", "default_db_path", "IngestOptions",
+           "RunView", "Diagnosis", "StatementResult"]
+
+Selectors = Iterable["str | int"] | None
+
+
+# --------------------------------------------------------------------------- ingest
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
     """Files as given, globs expanded, directories walked for log-like files (sorted)."""
@@ -46,19 +67,53 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     return out
 
 
+def checked_files(paths: Iterable[str]) -> list[str]:
+    """``expand_paths``, then every file checked (exists, readable, not empty or binary)
+    before any database is opened: nothing is written when one of several files is bad."""
+    from .ingest.read import check_input
+
+    files = expand_paths(paths)
+    for p in files:
+        if p != "-":
+            check_input(p)
+    return files
+
+
 def ingest_files(con, paths: Iterable[str], options: IngestOptions | None = None,
-           on_file: Callable[[str], None] | None = None) -> list[IngestResult]:
-    """Ingest each path in its own transaction; stops at the first bad input."""
+                 on_file: Callable[[str], None] | None = None,
+                 progress: Callable[[str, int, int], None] | None = None,
+                 on_result: Callable[[IngestResult], None] | None = None) -> list[IngestResult]:
+    """Ingest each path (globs and directories expanded) in its own transaction; stops at
+    the first bad input. ``on_file(path)`` is called before a file, ``progress(path,
+    bytes_done, bytes_total)`` while it is read, ``on_result(result)`` after it."""
     options = options or IngestOptions()
     results = []
     for p in expand_paths(paths):
         if on_file:
             on_file(p)
-        results.append(ingest_source(con, p, options))
+        opts = options
+        if progress is not None:
+            opts = replace(options, progress=lambda done, total, _p=p: progress(_p, done, total))
+        res = ingest_source(con, p, opts)
+        if on_result:
+            on_result(res)
+        results.append(res)
     return results
 
 
-def query(con, sql: str, params: list | dict | None = None):
+def ingested_run_ids(con, results: Iterable[IngestResult]) -> list[int]:
+    """Run ids of ingest results, with the runs of files skipped as already ingested."""
+    results = list(results)
+    ids = {r for res in results for r in res.run_ids}
+    skipped = [res.source_id for res in results if res.status == "skipped"]
+    if skipped:
+        ids |= {r["run_id"] for r in queries.rows(con, "source_runs", {"source_ids": skipped})}
+    return sorted(ids)
+
+
+# --------------------------------------------------------------------------- SQL
+
+def query(con, sql: str, params: list | dict | None = None) -> pl.DataFrame:
     """Run SQL and return a polars frame; errors become QueryError."""
     import duckdb
 
@@ -69,7 +124,248 @@ def query(con, sql: str, params: list | dict | None = None):
         raise QueryError(f"SQL error: {msg[0] if msg else exc}") from None
 
 
-def runs(con):
-    return query(con, """SELECT run_id, source_name, label, engine, coalesce(engine_version, format_era) AS version,
-                                model, tp_size, attention_backend, spec_method, end_state, gpu_name
-                         FROM run_summary ORDER BY run_id""")
+@dataclass
+class StatementResult:
+    """One statement of a ``run_sql`` script and its result (an empty frame when the
+    statement returns no rows, e.g. CREATE)."""
+
+    number: int
+    statement: str
+    frame: "pl.DataFrame"
+    returns_rows: bool
+
+
+def run_sql(con, text: str, *, sandboxed: bool = False, allow_files: bool = False) -> list[StatementResult]:
+    """Run every statement of ``text`` in order and return each result. ``sandboxed``
+    first turns off file access and extension loading on ``con`` (``db/sandbox.py``;
+    ``allow_files`` keeps file access). A failing statement raises QueryError naming its
+    number; the statements before it have run."""
+    import duckdb
+
+    from .db.sandbox import sandbox, user_query
+
+    try:
+        parsed = [s for s in duckdb.extract_statements(text) if s.query.strip().rstrip(";").strip()]
+    except duckdb.Error as exc:
+        raise QueryError(f"SQL error: {_first_line(exc)}") from None
+    statements = [s.query.strip() for s in parsed]
+    types = [s.type.name for s in parsed]
+    if not statements:
+        raise QueryError("empty SQL statement", hint='e.g. logsleuth sql "SELECT * FROM runs"')
+    if sandboxed:
+        sandbox(con, allow_files=allow_files)
+    out = []
+    for i, stmt in enumerate(statements, 1):
+        try:
+            frame = user_query(con, stmt)
+        except QueryError as exc:
+            if len(statements) == 1:
+                raise
+            raise QueryError(f"statement {i} of {len(statements)}: {exc.message}", hint=exc.hint) from None
+        # DDL and DML return a lone "Count" column: not a result anyone asked to see
+        out.append(StatementResult(i, stmt, frame, returns_rows=bool(frame.width) and not (
+            frame.columns == ["Count"] and types[i - 1] != "SELECT")))
+    return out
+
+
+# --------------------------------------------------------------------------- runs
+
+def resolve_runs(con, selectors: Selectors = None) -> list[int]:
+    """Run ids for the selectors (id, source file name, label), in the order given;
+    every run when there is no selector. An unmatched selector is a UsageError."""
+    from .analysis.compare import resolve_runs as _resolve  # the one resolver, shared with compare
+
+    return _resolve(con, selectors)
+
+
+def runs(con, selectors: Selectors = None) -> pl.DataFrame:
+    """The runs (server launches): id, source, label, engine, version, model, TP, attention
+    backend, speculative method, GPU and how it was found, end state."""
+    return queries.frame(con, "runs", {"run_ids": resolve_runs(con, selectors)})
+
+
+def run_details(con, run_ids: list[int]) -> list[dict]:
+    """``run_summary`` rows of ``run_ids`` plus line range, provenance and end reason."""
+    return queries.rows(con, "run_details", {"run_ids": list(run_ids)})
+
+
+@dataclass
+class RunView:
+    """What ``logsleuth show`` shows of one run."""
+
+    summary: dict  # run_details row
+    throughput: list  # generation tok/s of the primary rank, in log order
+    phases: dict  # startup phases (analysis.compare.startup_phases)
+    milestones: "pl.DataFrame"
+    config: "pl.DataFrame"
+
+    def as_dict(self) -> dict:
+        return {"summary": self.summary, "throughput_tok_s": self.throughput, "startup_phases": self.phases,
+                "milestones": self.milestones.to_dicts(), "config": self.config.to_dicts()}
+
+
+def show_runs(con, selectors: Selectors, *, limit: int = 400) -> list[RunView]:
+    """Everything ``show`` prints, for each selected run."""
+    from .analysis.compare import startup_phases
+
+    ids = resolve_runs(con, selectors)
+    phases = startup_phases(con, ids)
+    out = []
+    for row in run_details(con, ids):
+        rid = row["run_id"]
+        gen = [r["gen_tok_s"] for r in queries.rows(con, "run_throughput", {"run_id": rid})]
+        out.append(RunView(
+            summary=row, throughput=gen, phases=phases.get(rid) or {},
+            milestones=queries.frame(con, "run_milestones", {"run_id": rid, "limit": 40}),
+            config=queries.frame(con, "run_config", {"run_id": rid, "limit": limit})))
+    return out
+
+
+def unparsed(con, limit: int = 20) -> pl.DataFrame:
+    """The ``limit`` most frequent templates of lines no grammar pattern claimed."""
+    if limit < 1:
+        raise UsageError(f"--limit {limit}: must be at least 1")
+    return queries.frame(con, "unparsed_templates", {"limit": limit})
+
+
+# --------------------------------------------------------------------------- findings
+
+def diagnose(con, selectors: Selectors = None, **kwargs) -> list[Finding]:
+    """Run the diagnose rules over the selected runs (all when none); a list of findings.
+    Keyword arguments go to ``analysis.rules.diagnose`` (rule_ids, min_severity,
+    extra_dirs, sets, silent, run_ids)."""
+    from .analysis.rules import diagnose as _diagnose
+
+    if selectors is not None and "run_ids" not in kwargs:
+        kwargs["run_ids"] = resolve_runs(con, selectors)
+    return _diagnose(con, **kwargs)
+
+
+@dataclass
+class Diagnosis:
+    """Findings of one diagnose call, the rules that stayed silent and why, and the runs
+    they cover (run_id -> source, engine, model, end_state)."""
+
+    findings: list
+    silent: list = field(default_factory=list)  # (rule_id, reason)
+    runs: dict = field(default_factory=dict)
+    run_ids: list | None = None  # None: every run
+
+    def counts(self) -> dict[str, int]:
+        from .analysis.rules import SEVERITIES
+
+        return {s: sum(1 for f in self.findings if f.severity == s) for s in SEVERITIES}
+
+    def at_or_above(self, severity: str) -> bool:
+        """Whether a finding is at ``severity`` or more severe (``--fail-on``)."""
+        from .analysis.rules import SEV_RANK
+
+        if severity not in SEV_RANK:
+            raise UsageError(f"--fail-on {severity}: one of {', '.join(SEV_RANK)}")
+        return any(SEV_RANK[f.severity] <= SEV_RANK[severity] for f in self.findings)
+
+
+def diagnosis(con, selectors: Selectors = None, *, run_ids: list[int] | None = None,
+              rule_ids: list[str] | None = None, min_severity: str = "info",
+              extra_dirs: list[str] | None = None, sets: list[str] | None = None,
+              sandboxed: bool = False) -> Diagnosis:
+    """``diagnose`` with what a findings listing needs around it. ``run_ids`` (already
+    resolved, e.g. from an ingest) and ``selectors`` intersect. ``sandboxed`` turns off
+    file access on ``con`` first, so a user's rule file cannot read or write files."""
+    if sandboxed:
+        from .db.sandbox import sandbox
+
+        sandbox(con)
+    chosen = None if selectors is None else resolve_runs(con, selectors)
+    if run_ids is not None:
+        chosen = [r for r in run_ids if chosen is None or r in chosen]
+    silent: list = []
+    findings = diagnose(con, run_ids=chosen, rule_ids=rule_ids, min_severity=min_severity,
+                        extra_dirs=extra_dirs, sets=sets, silent=silent)
+    headers = {r["run_id"]: r for r in queries.rows(con, "run_headers")}
+    return Diagnosis(findings=findings, silent=silent, runs=headers, run_ids=chosen)
+
+
+def rules_table(extra_dirs: list[str] | None = None) -> pl.DataFrame:
+    """The diagnose rules: id, severity, title, parameters, threshold source."""
+    import polars as pl
+
+    from .analysis.rules import load_rules
+
+    rules = load_rules(extra_dirs)
+    return pl.DataFrame({
+        "id": [r.id for r in rules], "severity": [r.severity for r in rules],
+        "title": [r.title for r in rules],
+        "params": [", ".join(f"{k}={v}" for k, v in r.params.items()) for r in rules],
+        "source": [r.source for r in rules],
+    }, schema={"id": pl.Utf8, "severity": pl.Utf8, "title": pl.Utf8, "params": pl.Utf8, "source": pl.Utf8})
+
+
+# --------------------------------------------------------------------------- compare, report
+
+def compare(con, selectors: Selectors = None, *, findings: bool = True) -> CompareResult:
+    """Runs side by side (``analysis.compare.CompareResult``)."""
+    from .analysis.compare import compare as _compare
+
+    return _compare(con, list(selectors) if selectors else None, findings=findings)
+
+
+def report_html(con, selectors: Selectors = None, *, title: str | None = None, with_findings: bool = True) -> str:
+    """The self-contained HTML report of the selected runs, as text."""
+    from .report.html import build_report
+
+    return build_report(con, list(selectors) if selectors else None, title=title, findings=with_findings)
+
+
+def write_report(con, selectors: Selectors, out: str | Path, *, title: str | None = None,
+                 with_findings: bool = True) -> int:
+    """Write the HTML report to ``out``; returns its size in bytes."""
+    page = report_html(con, selectors, title=title, with_findings=with_findings)
+    path = Path(out)
+    data = page.encode("utf-8")
+    try:
+        if path.parent and not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot write the report ({exc.strerror or exc})") from None
+    return len(data)
+
+
+# --------------------------------------------------------------------------- schema
+
+def _schema_docs() -> dict:
+    import tomllib
+
+    from .resources import data_path
+
+    with open(data_path("queries/schema.toml"), "rb") as fh:
+        return tomllib.load(fh)
+
+
+def schema(con, table: str | None = None) -> pl.DataFrame:
+    """Without ``table``: every table and view (name, type, columns, description). With
+    ``table``: its columns (column, data_type, description). Descriptions are data
+    (``queries/schema.toml``); an unknown table is a UsageError listing the known ones."""
+    import polars as pl
+
+    docs = _schema_docs()
+    common, tables = docs.get("columns", {}), docs.get("tables", {})
+    cols = queries.frame(con, "schema_columns")
+    if table is None:
+        by_table = cols.group_by("table", "type", maintain_order=True).agg(pl.len().alias("columns"))
+        described = {t: d.get("description", "") for t, d in tables.items()}
+        return by_table.with_columns(pl.col("table").replace_strict(
+            described, default="", return_dtype=pl.Utf8).alias("description"))
+    mine = cols.filter(pl.col("table") == table)
+    if mine.height == 0:
+        known = ", ".join(sorted(set(cols["table"].to_list())))
+        raise UsageError(f"no table or view '{table}'", hint=f"one of {known}")
+    own = tables.get(table, {}).get("columns", {})
+    return mine.select("column", "data_type").with_columns(pl.col("column").replace_strict(
+        {**common, **own}, default="", return_dtype=pl.Utf8).alias("description"))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__

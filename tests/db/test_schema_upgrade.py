@@ -51,6 +51,7 @@ def _downgrade_to_v1(db) -> None:
     con.execute("DROP TABLE lines_bulk")
     con.execute("ALTER TABLE lines_v1 RENAME TO lines")
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.execute("DROP TABLE schema_migrations")  # schema 1 predates the recorded migration steps
     con.close()
 
 

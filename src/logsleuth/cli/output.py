@@ -1,16 +1,64 @@
 """Rendering of results for the terminal: rich tables, CSV, JSON, Markdown.
 
-Contract: functions take plain data (polars frames, dicts) and write to a given stream;
-this and the progress bar are the only places that import rich.
+Contract: functions take what ``logsleuth.api`` returns (polars frames, dataclasses,
+dicts) and write to a given stream (stdout by default); this module and the progress bar
+are the only places that import rich. The ``--format`` choices of every command are the
+enums below (typer validates them: a bad value is a usage error, exit 2).
+
+Width: on a terminal rich uses the terminal's width; when stdout is a pipe or a file,
+nothing is hard-wrapped: tables take their natural width and text lines stay whole (so
+grep finds them), unless ``COLUMNS`` is set, which is then respected.
 """
 from __future__ import annotations
 
 import csv
+import enum
 import io
 import json
 import math
+import os
 import sys
+from contextlib import contextmanager
 from typing import Any
+
+
+class Format(str, enum.Enum):
+    """Output of a table of rows."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+    markdown = "markdown"
+
+
+class RecordFormat(str, enum.Enum):
+    """Output of records with nested parts (ingest, show)."""
+
+    table = "table"
+    json = "json"
+
+
+class FindingsFormat(str, enum.Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class CompareFormat(str, enum.Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    csv = "csv"
+
+
+class Severity(str, enum.Enum):
+    critical = "critical"
+    warning = "warning"
+    info = "info"
+
+
+#: width of a console that writes to a pipe or a file: wide enough that nothing wraps
+UNWRAPPED_WIDTH = 100_000
 
 from .inert import cell, inert, markup_safe, plain_json
 
@@ -59,13 +107,26 @@ def markdown_table(frame: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def output_width(stream) -> int | None:
+    """Columns to render for ``stream``: ``COLUMNS`` when set, the terminal's own width on
+    a terminal (None lets rich ask), else ``UNWRAPPED_WIDTH`` (no hard wrap in a pipe)."""
+    cols = os.environ.get("COLUMNS", "").strip()
+    if cols.isdigit() and int(cols) > 0:
+        return int(cols)
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        return None
+    return UNWRAPPED_WIDTH
+
+
 def console(out=None, stderr: bool = False):
     from rich.console import Console
 
     if stderr:
         return Console(stderr=True, highlight=False)
-    return Console(file=out or sys.stdout, highlight=False, soft_wrap=False,
-                   width=None if (out or sys.stdout).isatty() else 200)
+    stream = out or sys.stdout
+    width = output_width(stream)
+    return Console(file=stream, highlight=False, soft_wrap=width == UNWRAPPED_WIDTH, width=width)
 
 
 def rich_table(frame: pl.DataFrame, title: str | None = None):
@@ -127,3 +188,210 @@ def sparkline(values: list[float], width: int = 60) -> str:
     if hi == lo:
         return ticks[3] * len(vals)
     return "".join(ticks[int((v - lo) / (hi - lo) * (len(ticks) - 1))] for v in vals)
+
+
+# --------------------------------------------------------------------------- command renderers
+
+@contextmanager
+def ingest_progress(enabled: bool):
+    """A ``progress(path, done, total)`` callback drawing one transient bar per file on
+    stderr, or None when ``enabled`` is false (not a terminal, or --quiet)."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    bar = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                   TimeRemainingColumn(), transient=True, console=console(stderr=True))
+    tasks: dict[str, Any] = {}
+
+    def progress(path: str, done: int, total: int) -> None:
+        if path not in tasks:
+            tasks[path] = bar.add_task(markup_safe(os.path.basename(path)[:40]), total=None)
+        bar.update(tasks[path], completed=done, total=total)
+
+    with bar:
+        yield progress
+
+
+def write_ingest(results: list, details: list[dict], fmt: str, out=None) -> None:
+    """What ``ingest`` prints: one line per file, then a summary block per new run."""
+    out = out or sys.stdout
+    if fmt == "json":
+        rows = [{k: _plain(v) for k, v in d.items()} for d in details]
+        doc = [{"path": r.path, "status": r.status, "source_id": r.source_id, "kind": r.kind,
+                "engine": r.engine, "lines": r.n_lines, "notes": r.notes,
+                "runs": [x for x in rows if x["source_id"] == r.source_id]} for r in results]
+        out.write(plain_json(doc, indent=2) + "\n")
+        return
+    c = console(out)
+    for res in results:
+        c.print(f"[bold]{markup_safe(res.path)}[/]: {res.status}, {res.kind} ({res.engine}), {res.n_lines} lines, "
+                f"{len(res.run_ids)} run(s)")
+    for row in details:
+        c.print(run_summary_panel(row))
+
+
+def write_runs(views: list, fmt: str, out=None) -> None:
+    """What ``show`` prints for each run (``api.RunView``)."""
+    out = out or sys.stdout
+    if fmt == "json":
+        out.write(plain_json([_jsonable(v.as_dict()) for v in views], indent=2) + "\n")
+        return
+    from ..analysis.compare_format import timeline_text
+
+    c = console(out)
+    for i, v in enumerate(views):
+        if i:
+            c.print("")
+        c.print(run_summary_panel(v.summary))
+        gen = [x for x in v.throughput if x is not None and math.isfinite(x)]
+        if gen:
+            c.print(f"  gen tok/s over time  {sparkline(gen)}  (max {max(gen):,.1f})")
+        for line in timeline_text(v.phases):
+            c.print("  " + inert(line), markup=False, highlight=False)
+        c.print(rich_table(v.milestones, "milestones"))
+        c.print(rich_table(v.config, "configuration (set values)"))
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    return _plain(obj)
+
+
+_SEV_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def findings_frame(findings: list):
+    """The compact findings table: run, severity, rule, title (one row per finding)."""
+    import polars as pl
+
+    return pl.DataFrame({"run": [f.run_id for f in findings], "severity": [f.severity for f in findings],
+                         "rule": [f.rule_id for f in findings], "title": [f.title for f in findings]},
+                        schema={"run": pl.Int64, "severity": pl.Utf8, "rule": pl.Utf8, "title": pl.Utf8})
+
+
+def write_findings(result, fmt: str, quiet: bool = False, out=None) -> None:
+    """What ``diagnose`` prints for an ``api.Diagnosis``: JSON, or the compact table first
+    and then (unless ``quiet``) each finding with its evidence and fix, grouped by run."""
+    out = out or sys.stdout
+    findings = result.findings
+    if fmt == "json":
+        out.write(plain_json([f.as_dict() for f in findings], indent=2) + "\n")
+        return
+    if fmt == "markdown":
+        _findings_markdown(result, quiet, out)
+        return
+    c = console(out)
+    if not findings:
+        if not quiet:
+            ids = result.run_ids
+            c.print("No findings." + ("" if ids is None else f" (runs {', '.join(map(str, ids)) or 'none'})"))
+        return
+    c.print(rich_table(findings_frame(findings), f"{len(findings)} finding(s)"))
+    if quiet:
+        return
+    c.print("")
+    by_run: dict = {}
+    for f in findings:
+        by_run.setdefault(f.run_id, []).append(f)
+    for rid, items in by_run.items():
+        h = result.runs.get(rid) or {}
+        c.print(f"[bold]run {rid}[/] {markup_safe(h.get('source') or '?')} — {markup_safe(h.get('engine') or '?')}, "
+                f"{markup_safe(h.get('model') or '-')}, ended {markup_safe(h.get('end_state') or '-')}")
+        for f in items:
+            style = _SEV_STYLE.get(f.severity, "")
+            c.print(f"  [{style}]{f.severity.upper():8}[/] {markup_safe(f.title)} [dim]({f.rule_id})[/]")
+            if f.evidence:
+                c.print(f"           [dim]{markup_safe(f'{f.source}:{f.line_no}')}[/] {markup_safe(f.evidence[:240])}")
+            for e in f.evidence_lines[:3]:
+                where = f"{f.source}:{e['line_no']}"
+                c.print(f"           [dim]{markup_safe(where)}[/] {markup_safe((e.get('text') or '')[:240])}")
+            c.print(f"           fix: {markup_safe(f.fix)}")
+        c.print("")
+    n = result.counts()
+    c.print(f"{len(findings)} finding(s): {n['critical']} critical, {n['warning']} warning, {n['info']} info")
+
+
+def _findings_markdown(result, quiet: bool, out) -> None:
+    findings = result.findings
+    lines = ["# logsleuth findings", ""]
+    if not findings:
+        lines.append("No findings.")
+        out.write("\n".join(lines) + "\n")
+        return
+    lines.append(markdown_table(findings_frame(findings)))
+    if not quiet:
+        by_run: dict = {}
+        for f in findings:
+            by_run.setdefault(f.run_id, []).append(f)
+        for rid, items in by_run.items():
+            h = result.runs.get(rid) or {}
+            lines.append(inert(f"## Run {rid}: {h.get('source') or '?'} ({h.get('engine') or '?'}, "
+                               f"{h.get('model') or '-'}, {h.get('end_state') or '-'})"))
+            lines.append("")
+            for f in items:
+                lines.append(inert(f"- **{f.severity.upper()}** `{f.rule_id}`: {f.title}"))
+                if f.evidence:
+                    lines.append(inert(f"  - evidence `{f.source}:{f.line_no}`: `{f.evidence[:300]}`"))
+                lines.append(inert(f"  - fix: {f.fix}"))
+            lines.append("")
+    out.write("\n".join(lines).rstrip("\n") + "\n")
+
+
+def sql_text(statement: str | None, file: str | None) -> str:
+    """The SQL of ``logsleuth sql``: the argument, stdin for ``-``, or ``--file``."""
+    from ..errors import BadInputError, UsageError
+
+    if statement is not None and file is not None:
+        raise UsageError("give the SQL as an argument or with --file, not both")
+    if statement is None and file is None:
+        raise UsageError("no SQL given", hint='e.g. logsleuth sql "SELECT * FROM runs", or - to read stdin')
+    if statement == "-" or file == "-":
+        return sys.stdin.read()
+    if file is not None:
+        try:
+            with open(file, encoding="utf-8") as fh:
+                return fh.read()
+        except OSError as exc:
+            raise BadInputError(f"{file}: cannot read the SQL file ({exc.strerror or exc})") from None
+        except UnicodeDecodeError:
+            raise BadInputError(f"{file}: not a UTF-8 text file") from None
+    return statement
+
+
+def write_statements(results: list, fmt: str, out=None) -> None:
+    """What ``sql`` prints. One statement: its result. Several: table and markdown show
+    every result that has rows, each under the statement that made it; csv and json hold
+    one result, so more than one result with rows is refused before anything is printed."""
+    from ..errors import UsageError
+
+    out = out or sys.stdout
+    shown = [r for r in results if r.returns_rows]
+    if len(results) == 1:
+        write_frame(results[0].frame, fmt, out)
+        return
+    if fmt in ("csv", "json") and len(shown) > 1:
+        raise UsageError(f"{len(shown)} statements return rows; --format {fmt} holds one result",
+                         hint="use --format table or markdown, or run the statements one by one")
+    if fmt in ("csv", "json"):
+        if shown:
+            write_frame(shown[0].frame, fmt, out)
+        return
+    for i, r in enumerate(shown):
+        title = f"[{r.number}] {r.statement if len(r.statement) <= 80 else r.statement[:79] + '…'}"
+        if fmt == "markdown":
+            out.write(("\n" if i else "") + f"**{inert(title)}**\n\n")
+            out.write(markdown_table(r.frame))
+        else:
+            write_frame(r.frame, fmt, out, title=inert(title))
+
+
+def write_comparison(result, fmt: str, out=None) -> None:
+    """What ``compare`` prints (``analysis.compare_format``)."""
+    from ..analysis.compare_format import write_compare
+
+    write_compare(result, fmt, out)

@@ -10,7 +10,9 @@ not even read-only. A locked file is retried until ``wait_s`` elapses (default: 
 database written by a newer logsleuth, or a file that is not a DuckDB database (checked
 by its magic bytes before DuckDB touches it), is refused with ``DatabaseError``;
 nothing is changed. Crash safety comes from DuckDB's transactions: each ingest is one
-transaction, so a killed process leaves the file as it was before that ingest.
+transaction, so a killed process leaves the file as it was before that ingest. New files
+are written in the storage format of DuckDB 1.5 (``STORAGE_COMPATIBILITY``) so that the
+duckdb CLI from PyPI opens them; schema upgrades are the named steps of ``migrations.py``.
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ import duckdb
 
 from ..errors import DatabaseError, DatabaseLockedError, UsageError
 from ..resources import data_path
-from .schema import SCHEMA_VERSION, create_statements
+from .migrations import migrate
+from .schema import SCHEMA_VERSION
 
 DEFAULT_DB = "logsleuth.duckdb"
 LOCK_WAIT_S = 30.0
@@ -53,10 +56,17 @@ def lock_timeout() -> float:
     return value
 
 
+#: the oldest DuckDB release that must read our files: the duckdb CLI on PyPI (1.5.x) reads
+#: storage versions 64-68, DuckDB 2.x writes 69 unless told otherwise. Applies to files
+#: created by this connection; a file keeps the storage version it was created with.
+STORAGE_COMPATIBILITY = "v1.5.0"
+
+
 def _connect(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     # no extension downloads: a log database never needs one, and `sql` must not fetch code
     return duckdb.connect(path, read_only=read_only, config={
-        "threads": max(1, os.cpu_count() or 1), "autoinstall_known_extensions": False})
+        "threads": max(1, os.cpu_count() or 1), "autoinstall_known_extensions": False,
+        "storage_compatibility_version": STORAGE_COMPATIBILITY})
 
 
 def _is_lock_error(exc: Exception) -> bool:
@@ -185,13 +195,7 @@ def _ensure_schema(con, path: str) -> None:
                             hint="use another --db")
     con.execute("BEGIN TRANSACTION")
     try:
-        if version < 2 and "lines" in tables:  # schema 1 had one physical lines table
-            con.execute("DROP VIEW IF EXISTS run_summary")
-            con.execute("ALTER TABLE lines RENAME TO lines_other")
-        for stmt in create_statements():
-            con.execute(stmt)
-        if version < 2 and "decode_stats" in tables:
-            con.execute("INSERT INTO decode_primary SELECT * FROM decode_stats WHERE primary_rank")
+        migrate(con, tables, version)  # named steps of db/migrations.py, each recorded
         con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
         create_views(con)
         con.execute("COMMIT")

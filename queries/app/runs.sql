@@ -1,0 +1,9 @@
+-- runs: the run list of `logsleuth runs` and `logsleuth.runs()`, one row per run.
+-- $run_ids: the runs to list (the caller resolves selectors; all runs when none were given).
+SELECT r.run_id, s.name AS source, r.label, r.engine,
+       coalesce(r.engine_version, r.format_era) AS version, r.model, r.tp_size AS tp,
+       r.attention_backend AS attention, r.spec_method AS spec,
+       r.gpu_name AS gpu, r.gpu_source, r.end_state
+FROM runs r JOIN sources s USING (source_id)
+WHERE list_contains($run_ids, r.run_id)
+ORDER BY r.run_id

@@ -1,0 +1,86 @@
+"""Schema migrations: a list of named steps, each recorded in ``schema_migrations`` when applied.
+
+Contract: ``migrate(con, existing_tables, version)`` brings a database whose tables are
+``existing_tables`` and whose ``meta.schema_version`` is ``version`` up to the current
+schema inside the caller's transaction: it runs every step of ``STEPS`` not yet recorded
+(in list order), creates missing tables from ``schema.py`` and records each step with
+the time it was applied. A new database gets its tables directly; its steps are recorded
+as built in, never run. A step is a function of the connection and the set of tables
+present before it ran; it must be written against the state its predecessor left.
+
+To change the schema incompatibly: add a step at the end of ``STEPS`` and bump
+``schema.SCHEMA_VERSION`` to the step's ``version``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .schema import create_statements
+
+#: the table recording applied steps (name, applied_at)
+MIGRATIONS_TABLE = "schema_migrations"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    version: int  # the schema version the database has once this step ran
+    doc: str
+    run: Callable  # (con, tables: set[str]) -> None
+
+
+def _split_lines(con, tables: set[str]) -> None:
+    # schema 1 kept every line in one physical `lines` table; schema 2 splits them into
+    # lines_other + lines_bulk behind the `lines` view. The old table becomes lines_other
+    # (every line stays readable through the view); decode_primary is filled from
+    # decode_stats so rules that read it see the old runs too.
+    if "lines" in tables:
+        con.execute("DROP VIEW IF EXISTS run_summary")  # depends on lines; recreated with the views
+        con.execute("ALTER TABLE lines RENAME TO lines_other")
+    for stmt in create_statements():
+        con.execute(stmt)
+    if "decode_stats" in tables:
+        con.execute("INSERT INTO decode_primary SELECT * FROM decode_stats WHERE primary_rank")
+
+
+STEPS: list[Step] = [
+    Step("0002_split_lines", 2, "lines split into lines_other + lines_bulk; decode_primary filled",
+         _split_lines),
+]
+
+
+def applied(con) -> set[str]:
+    """Names of the steps recorded in this database."""
+    return {r[0] for r in con.execute(f"SELECT name FROM {MIGRATIONS_TABLE}").fetchall()}
+
+
+def migrate(con, tables: set[str], version: int) -> list[str]:
+    """Apply the pending steps; return the names of the steps that ran (not the ones only
+    recorded). ``tables`` are the tables present before anything was done; ``version``
+    the database's schema version (the current one for a new database)."""
+    fresh = not (tables - {"meta"})
+    done = set() if MIGRATIONS_TABLE not in tables else applied(con)
+    con.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} "
+                "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+    ran = []
+    for step in STEPS:
+        if step.name in done:
+            continue
+        # a database older than the migrations table: steps at or below its version are
+        # already in its shape and only get recorded
+        if not fresh and step.version > version:
+            step.run(con, tables)
+            ran.append(step.name)
+            tables = tables | _current_tables(con)
+        con.execute(f"INSERT INTO {MIGRATIONS_TABLE} VALUES (?, current_timestamp::TIMESTAMP)",
+                    [step.name])
+    for stmt in create_statements():  # new tables (schema additions that need no step)
+        con.execute(stmt)
+    return ran
+
+
+def _current_tables(con) -> set[str]:
+    return {r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+        "AND table_type = 'BASE TABLE'").fetchall()}
