@@ -173,3 +173,14 @@ def test_kill_mid_ingest_leaves_the_previous_manifest(fleet_dir, tmp_path):
 def test_open_dataset_refuses_a_folder_without_manifest(tmp_path):
     with pytest.raises(logsleuth.LogsleuthError):
         open_dataset(str(tmp_path))
+
+
+def test_the_sql_sandbox_keeps_the_dataset_readable_and_nothing_else(fleet_dir, tmp_path):
+    from logsleuth.db.sandbox import sandbox
+
+    ingest_dataset(str(tmp_path / "ds"), _logs(fleet_dir)[:1], executor="serial")
+    con = open_dataset(str(tmp_path / "ds"))
+    sandbox(con)
+    assert con.execute("SELECT count(*) FROM lines").fetchone()[0] > 1000
+    with pytest.raises(duckdb.Error, match="disabled by configuration"):
+        con.execute("SELECT * FROM read_text('/etc/hostname')").fetchall()

@@ -36,7 +36,12 @@ _NO_FILES = (
 
 
 def sandbox(con, allow_files: bool = False) -> None:
-    """Restrict ``con``'s database instance (see the module docstring)."""
+    """Restrict ``con``'s database instance (see the module docstring). A fleet dataset's
+    connection (``fleet/views.py``) names its root in a variable: its Parquet files stay
+    readable, and nothing else does."""
+    root = con.execute("SELECT getvariable('logsleuth_dataset_root')").fetchone()[0]
+    if root and not allow_files:
+        con.execute("SET allowed_directories = [$root]", {"root": root.rstrip("/") + "/"})
     for stmt in _ALWAYS + (() if allow_files else _NO_FILES):
         con.execute(stmt)
     con.execute("SET lock_configuration = true")

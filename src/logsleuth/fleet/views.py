@@ -2,7 +2,7 @@
 
 Contract: ``open_dataset(target)`` returns an in-memory DuckDB connection in which every
 table of the schema is a view over exactly the part files the manifest lists (never a
-file it does not list), a table no source has yet is an empty table of the schema, and the
+file it does not list; columns the schema gained since the files were written read NULL), a table no source has yet is an empty table of the schema, and the
 shipped views (``run_summary``, ``lines``, ...) are created on top, so ``sql``, ``runs``,
 ``diagnose``, ``compare`` and ``report`` run unchanged. ``is_dataset(path)`` tells a
 dataset folder from a database file.
@@ -28,6 +28,19 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _columns(con, table: str, scan: str) -> str:
+    """The schema's columns in its order (NULL where older part files lack one: a dataset
+    written by an earlier logsleuth still opens), then any column only the files have."""
+    in_files = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {scan}").fetchall()]
+    schema = con.execute("SELECT column_name, data_type FROM information_schema.columns "
+                         "WHERE table_name = $t ORDER BY ordinal_position", {"t": table}).fetchall()
+    if not schema:
+        return "*"
+    cols = [f'"{c}"' if c in in_files else f'NULL::{typ} AS "{c}"' for c, typ in schema]
+    known = {c for c, _ in schema}
+    return ", ".join(cols + [f'"{c}"' for c in in_files if c not in known])
+
+
 def open_dataset(target: str) -> duckdb.DuckDBPyConnection:
     storage = storage_for(target)
     manifest = load_manifest(storage, SCHEMA_VERSION)
@@ -43,7 +56,11 @@ def open_dataset(target: str) -> duckdb.DuckDBPyConnection:
         if not files:
             continue
         listed = ", ".join(_quote(storage.uri(f)) for f in files)
+        scan = f"read_parquet([{listed}], union_by_name = true)"
+        columns = _columns(con, table, scan)  # before the empty table of the schema is dropped
         con.execute(f'DROP TABLE IF EXISTS "{table}"')
-        con.execute(f'CREATE VIEW "{table}" AS SELECT * FROM read_parquet([{listed}], union_by_name = true)')
+        con.execute(f'CREATE VIEW "{table}" AS SELECT {columns} FROM {scan}')
     create_views(con)
+    # the sandbox of `sql` and `diagnose` (db/sandbox.py) keeps exactly this folder readable
+    con.execute("SET VARIABLE logsleuth_dataset_root = $root", {"root": storage.uri("")})
     return con
