@@ -1,0 +1,41 @@
+"""Settings read from the environment: the one place logsleuth reads environment variables
+for its user folders.
+
+Contract: pure functions, read at call time (never cached at import, so tests and
+long-running processes see changes). Nothing here creates folders.
+
+- ``user_config_dir()``: ``$XDG_CONFIG_HOME/logsleuth`` (default ``~/.config/logsleuth``);
+  user grammars live in its ``parsers/`` folder, loaded after the shipped ones.
+- ``user_cache_dir()``: ``$XDG_CACHE_HOME/logsleuth`` (default ``~/.cache/logsleuth``).
+- ``grammar_cache_enabled()``: False when ``LOGSLEUTH_NO_GRAMMAR_CACHE`` is set (always
+  re-check grammar files instead of trusting a stamp of an earlier check).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    base = os.environ.get(var)
+    # the XDG spec: a relative value is invalid and must be ignored
+    if not base or not os.path.isabs(base):
+        base = str(Path.home() / fallback)
+    return Path(base) / "logsleuth"
+
+
+def user_config_dir() -> Path:
+    return _xdg("XDG_CONFIG_HOME", ".config")
+
+
+def user_grammar_dir() -> Path:
+    """Folder of the user's own grammar files (may not exist)."""
+    return user_config_dir() / "parsers"
+
+
+def user_cache_dir() -> Path:
+    return _xdg("XDG_CACHE_HOME", ".cache")
+
+
+def grammar_cache_enabled() -> bool:
+    return not os.environ.get("LOGSLEUTH_NO_GRAMMAR_CACHE")
