@@ -34,8 +34,9 @@ chosen AS (  -- what was used instead after a "Cannot use" line
 ),
 sampler AS (
   SELECT e.run_id, min(e.line_no) AS line_no FROM events e JOIN vr USING (run_id)
-  WHERE (e.kind = 'sampler_backend' AND json_extract_string(e.attrs, '$.fallback') IS NOT NULL)
-     OR e.kind = 'sampler_fallback'
+  -- vllm_sampler emits sampler_backend with a "fallback" attr for "FlashInfer is not
+  -- available. Falling back to the PyTorch-native implementation of top-p & top-k sampling"
+  WHERE e.kind = 'sampler_backend' AND json_extract_string(e.attrs, '$.fallback') IS NOT NULL
   GROUP BY e.run_id
 ),
 a1 AS (SELECT * FROM attn QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY prio, line_no) = 1)
