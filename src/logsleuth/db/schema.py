@@ -67,6 +67,11 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("end_reason", "VARCHAR"), ("gpu_name", "VARCHAR"), ("gpu_count", "INTEGER"),
         ("gpu_cc", "VARCHAR"), ("gpu_sm", "VARCHAR"), ("gpu_vendor", "VARCHAR"),
         ("gpu_memory_gib", "DOUBLE"), ("gpu_interconnect", "VARCHAR"), ("gpu_source", "VARCHAR"),
+        # identity and speculative vocabulary (issue 12, derive/identity.py, derive/spec.py):
+        # served_model_name is the API alias, model_key the canonical key cross-run rules match
+        # on; parallel_source says where tp/dp sizes came from; spec_kind chain | ceiling
+        ("served_model_name", "VARCHAR"), ("model_key", "VARCHAR"), ("parallel_source", "VARCHAR"),
+        ("spec_kind", "VARCHAR"),
     ],
     "config": _LINE_REF + [("origin", "VARCHAR"), ("key", "VARCHAR"), ("value", "VARCHAR")],
     "events": _LINE_REF + _WHEN + [
@@ -165,4 +170,7 @@ def create_statements() -> list[str]:
     for table, cols in TABLES.items():
         body = ", ".join(f'"{c}" {t}' for c, t in cols)
         out.append(f"CREATE TABLE IF NOT EXISTS {table} ({body})")
+        # columns added after a database was created reach it on the next writable open
+        out.extend(f'ALTER TABLE {table} ADD COLUMN IF NOT EXISTS "{c}" {t}' for c, t in cols
+                   if "PRIMARY KEY" not in t and "UNIQUE" not in t)
     return out
