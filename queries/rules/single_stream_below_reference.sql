@@ -4,7 +4,7 @@
 -- fix: Walk the configuration differences in this order: CUDA graphs -> attention/quantization backend -> communication (custom all-reduce, NCCL_PROTO/NCCL_ALGO/NCCL_P2P_LEVEL on PCIe) -> scheduler steps -> speculative decoding; change one at a time and re-measure at concurrency 1.
 -- params: min_gap=0.1, warn_ratio=0.7, min_samples=5
 -- requires: decode_stats.gen_tok_s
--- source: diagnostics.md R42 (field report: Kimi-K2.5 on 8x RTX PRO 6000, vLLM 82.5 tok/s NCCL-tuned vs SGLang 63.6; the KB's "warn below 70 % of reference"; §1 reference figures). The reference is the best run of the same model in this database (model name compared by basename, case-insensitive; same TP size; runs on different known GPUs are not compared): median generation throughput of primary-rank stats lines with exactly one running request (run_summary.single_stream_tok_s), from at least min_samples lines. Fires (info) more than min_gap below the best, warning below warn_ratio of it. Idle servers have no single-stream figure and stay silent.
+-- source: diagnostics.md R42 (field report: Kimi-K2.5 on 8x RTX PRO 6000, vLLM 82.5 tok/s NCCL-tuned vs SGLang 63.6; the KB's "warn below 70 % of reference"; §1 reference figures). The reference is the best run of the same model in this database (runs.model_key: the weights' hub id or path basename, lower-cased, quantisation suffixes such as -int4/-awq/-fp8 removed, so a served name on one side and a path on the other still meet; same TP size; runs on different known GPUs are not compared): median generation throughput of primary-rank stats lines with exactly one running request (run_summary.single_stream_tok_s), from at least min_samples lines. Fires (info) more than min_gap below the best, warning below warn_ratio of it. Idle servers have no single-stream figure and stay silent.
 WITH ss AS (
   -- evidence: the single-stream line closest to the run's median, a representative sample
   SELECT run_id, count(*) AS n_ss, arg_min(line_no, abs(gen_tok_s - med)) AS line_no
@@ -32,14 +32,14 @@ cds AS (
 s AS (
   SELECT rs.run_id, rs.engine, rs.single_stream_tok_s AS tok_s, rs.gpu_name, rs.tp_size, r.quantization,
          rs.attention_backend, coalesce(rs.spec_method, 'off') AS spec, rs.cuda_graph, ss.line_no,
-         lower(regexp_replace(rtrim(rs.model, '/'), '^.*/', '')) AS model_key,
+         coalesce(rs.model_key, lower(regexp_replace(rtrim(rs.model, '/'), '^.*/', ''))) AS model_key,
          CASE WHEN n.nccl_env IS NOT NULL THEN n.nccl_env WHEN e.run_id IS NOT NULL THEN 'none' END AS nccl_env,
          CASE WHEN ar.run_id IS NOT NULL THEN 'disabled' WHEN rs.tp_size > 1 THEN 'enabled' END AS custom_ar,
          c.steps
   FROM run_summary rs JOIN runs r USING (run_id) JOIN ss USING (run_id)
   LEFT JOIN nccl n USING (run_id) LEFT JOIN env_seen e USING (run_id) LEFT JOIN ar USING (run_id)
   LEFT JOIN cds c USING (run_id)
-  WHERE rs.single_stream_tok_s > 0 AND rs.model IS NOT NULL AND ss.n_ss >= $min_samples
+  WHERE rs.single_stream_tok_s > 0 AND coalesce(rs.model_key, rs.model) IS NOT NULL AND ss.n_ss >= $min_samples
 ),
 pair AS (
   SELECT a.*, b.run_id AS best_run, b.engine AS best_engine, b.tok_s AS best_tok_s,

@@ -1,24 +1,20 @@
 -- id: startup_exception
 -- severity: critical
--- title: Run {run_id} failed to start{stage}: {exc_type}: {exc_message}
+-- title: Run {run_id} failed to start{stage}: {exc_type}: {exc_message}{unknown}
 -- fix: Read the traceback at the quoted line: it names the failing component (kernel compile, model code, config validation). Typical fixes: a backend/dtype the GPU supports (e.g. no fp8e4nv on Ampere/RDNA: use a bf16 KV cache or another attention backend), an engine version that supports the model/quantization, or corrected launch arguments.
--- source: diagnostics.md §2 start-up failure causes (catch-all after the specific ones: vllm_kv_too_small_for_max_model_len, startup_free_memory_below_utilization, startup_oom, cuda_graph_capture_oom, sgl_mem_fraction_too_low, illegal_memory_access, watchdog timeouts). The root cause is the first exception record of a run that ended `startup_failed`, skipping wrappers (`Received sigquit from a child process`, `Engine core initialization failed`, EngineDeadError, worker-died notices). Real: the 2x RTX 3090 Triton `CompilationError` (fp8e4nv not supported) boot failure.
+-- source: diagnostics.md §2 start-up failure causes (catch-all after the specific ones: vllm_kv_too_small_for_max_model_len, startup_free_memory_below_utilization, startup_oom, cuda_graph_capture_oom, sgl_mem_fraction_too_low, illegal_memory_access, watchdog timeouts). The root cause is the run's one root cause (runs.end_line/end_reason, chosen once by derive/end_state.py for ingest, diagnose and report alike): the first failure in time across ranks and nodes, preferring records that name a cause over wrappers (`Received sigquit from a child process`, `Engine core initialization failed`, EngineDeadError, worker-died notices) and consequences (EOFError on a peer); a traceback no pattern marked fatal counts when it is the unready run's last word (a kernel AssertionError during warm-up). When only a wrapper was logged the finding says so. Real: the 2x RTX 3090 Triton `CompilationError` (fp8e4nv not supported) boot failure.
 WITH failed AS (
-  SELECT run_id, ready_line FROM runs WHERE end_state = 'startup_failed'
+  SELECT run_id, ready_line, end_line FROM runs WHERE end_state = 'startup_failed'
 ),
-cand AS (
+root AS (  -- the run's one root cause (runs.end_line, derive/end_state.py): first failure in time across ranks
   SELECT e.run_id, e.line_no, e.last_line, e.kind, e.message, e.traceback,
-         coalesce(e.exc_type, nullif(regexp_extract(e.message, '^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))', 1), '')) AS exc
-  FROM errors e JOIN failed f USING (run_id)
-  WHERE coalesce(e.kind, '') NOT IN ('child_failed', 'scheduler_dead', 'worker_died', 'engine_init_failed', 'engine_dead',
-                                     'output_handler_failed', 'exception_ignored', 'fatal_signal', 'health_check_failed',
-                                     'asgi_exception', 'request_error', 'request_too_long', 'traceback')
-    AND e.message NOT LIKE '%Engine core initialization failed%'
-    AND e.message NOT LIKE '%Engine process failed to start%'
-    AND e.message NOT LIKE '%EngineDeadError%'
-    AND (e.exc_type IS NOT NULL OR regexp_matches(e.message, '^[A-Za-z_][\w.]*(?:Error|Exception)\b'))
+         coalesce(e.exc_type, nullif(regexp_extract(e.message, '^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))', 1), ''),
+                  e.kind, 'error') AS exc,
+         coalesce(e.kind, '') IN ('child_failed', 'scheduler_dead', 'worker_died', 'engine_init_failed', 'engine_dead',
+                                  'engine_core_fatal_error', 'engine_core_failed_to_start', 'output_handler_failed', 'fatal_signal')
+           AND e.exc_type IS NULL AS wrapper_only
+  FROM errors e JOIN failed f ON f.run_id = e.run_id AND f.end_line = e.line_no
 ),
-root AS (SELECT * FROM cand QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY line_no) = 1),
 covered AS (  -- causes that have their own rule
   SELECT run_id FROM root
   WHERE message ILIKE '%out of memory%' OR exc ILIKE '%OutOfMemory%' OR traceback ILIKE '%CUDA out of memory%'
@@ -68,6 +64,7 @@ SELECT r.run_id, coalesce(x.line_no, r.line_no) AS line_no,
                        THEN ' during CUDA-graph capture (per the traceback)'
                      WHEN r.traceback ILIKE '%load_weights%' THEN ' while loading the weights (per the traceback)' END,
                 '') AS stage,
+       CASE WHEN r.wrapper_only THEN ' — no record names the root cause (only this wrapper was logged): look at the other ranks'' output, dmesg (Xid, OOM killer) and the launcher' ELSE '' END AS unknown,
        CASE WHEN x.line_no IS NOT NULL AND x.line_no <> r.line_no THEN [r.line_no] END AS evidence_lines
 FROM root r LEFT JOIN exact x USING (run_id)
 WHERE r.run_id NOT IN (SELECT run_id FROM covered)

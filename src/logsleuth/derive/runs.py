@@ -3,11 +3,14 @@
 Contract: ``finalize_source`` (called inside the ingest transaction) merges the lines
 before the first launch into the first run (unless they hold activity of their own, a
 tail of an earlier launch), mines templates for unclaimed lines, normalises speculative
-metrics, marks the primary rank of stats lines, stores environment-report facts, and
-writes one ``runs`` row per run: configuration, startup phase times, GPU context and
-how the run ended (``served``, ``ready_idle``, ``crashed``, ``killed``,
-``startup_failed``, ``truncated``) with the line of the cause. Work is per run or per
-source in SQL; Python only touches a few aggregated values per run.
+metrics (derive/spec.py), marks the primary rank of stats lines (one per scheduler: per
+DP rank, the lowest TP rank), stores environment-report facts, and writes one ``runs`` row
+per run: identity (derive/identity.py: model, served name, canonical model key, printed
+version, parallel layout), configuration, startup phase times, GPU context and how the run
+ended with its one root cause (derive/end_state.py). A run starts where the server process
+starts: lines before the first launch (a CI job's preamble) stay attached to the first run
+as its context, but its ``first_line`` is the launch. Work is per run or per source in SQL
+(queries/derive/); Python only touches a few aggregated values per run.
 """
 from __future__ import annotations
 
@@ -15,37 +18,34 @@ from ..db.connection import fetch_one
 
 import json
 import re
-import statistics
 from collections import Counter
 from pathlib import Path
 
 import polars as pl
 
+from ..formats.check import checked_grammars
+from ..formats import grammar as gdata
 from ..gpus import hardware
 from ..db.connection import fetch_frame
 from ..ingest.drain import mine_templates
+from .end_state import derive_end_state
+from .identity import model_identity, parallel_from_ranks, printed_version
+from .spec import normalise_spec, spec_config
+from .sql import sql
 
 RUN_TABLES = ["lines_other", "lines_bulk", "config", "events", "decode_stats", "prefill_stats", "spec_stats", "errors",
               "bench_results"]
 
-#: vLLM / SGLang backend spellings -> one canonical name
-BACKEND_ALIASES = {
-    "flash attention": "FLASH_ATTN", "flashattention": "FLASH_ATTN", "flash_attn": "FLASH_ATTN",
-    "flashinfer": "FLASHINFER", "xformers": "XFORMERS", "triton mla": "TRITON_MLA",
-    "flashmla": "FLASHMLA", "triton": "TRITON_ATTN", "triton attention": "TRITON_ATTN",
-    "rocm attention": "ROCM_ATTN", "flexattention": "FLEX_ATTENTION",
-    "cutlass mla": "CUTLASS_MLA", "flashinfer mla": "FLASHINFER_MLA",
-    "flashattention mla": "FLASH_ATTN_MLA", "sparse mla": "SPARSE_MLA",
-    "rocmflashattention": "ROCM_FLASH", "torch sdpa": "TORCH_SDPA",
-}
+def _grammars(opts):
+    """The grammars this ingest parsed with (cached): roles, era probes, aliases and markers
+    are grammar data (parsers/*.toml), never names in this module."""
+    return checked_grammars(getattr(opts, "grammar_dirs", ()))
 
 _HINT_LIKE = ["%device_name=%", "%sm_1%", "%arch=sm%", "%total capacity of%", "%gfx%", "%GFX%", "%NVIDIA %",
               "%Radeon%", "%GeForce%", "%amdsmi%", "%ROCm%", "%rocm.py:%", "%Tesla %", "%RTX%",
               # FlashInfer cache folders name the device arch (".../flashinfer_autotune_cache/0.6.13/121a/")
               "%flashinfer%/%", "%Free memory on device%", "%total_gpu_memory%", "%capability%",
               "%CUDA capability sm_%", "%Detected different devices%"]
-_KILL_LIKE = ["%Killed%", "%SIGKILL%", "%exit code: -9%", "%exit code -9%", "%exit code 137%",
-              "%Out of memory: Killed process%", "%signal 9%", "%Terminated%"]
 
 
 def _q(con, sql, params=()):
@@ -73,18 +73,37 @@ def finalize_source(con, source_id, det, src, tstate, base_run, opts, head) -> l
         return []
     run_ids = [r[0] for r in _q(con, "SELECT DISTINCT run_id FROM lines WHERE source_id = ? ORDER BY 1",
                                 [source_id])]
+    launch_start: dict = {}
     if base_run in run_ids and len(run_ids) > 1 and not _has_activity(con, source_id, base_run):
+        launch_start[base_run + 1] = _launch_start(con, source_id, base_run, base_run + 1,
+                                                   gdata.role(_grammars(opts), "prelaunch"))
         for t in RUN_TABLES:
             con.execute(f"UPDATE {t} SET run_id = ? WHERE source_id = ? AND run_id = ?",
                         [base_run + 1, source_id, base_run])
         run_ids.remove(base_run)
-    era = _sglang_era(con, source_id) if det.engine == "sglang" else None
+    era = _sglang_era(con, source_id, gdata.version_probes(_grammars(opts), "sglang")) if det.engine == "sglang" else None
     for ordinal, run_id in enumerate(run_ids, start=1):
         _mark_primary(con, run_id)
-        _derive_run(con, source_id, run_id, ordinal, det, era, opts)
+        _derive_run(con, source_id, run_id, ordinal, det, era, opts, launch_start.get(run_id))
     con.execute("INSERT INTO decode_primary SELECT * FROM decode_stats WHERE source_id = ? AND primary_rank",
                 [source_id])
     return run_ids
+
+
+def _launch_start(con, source_id, pre_run, first_run, prelaunch: list[str]) -> int | None:
+    """First line of the first launch: its marker's line, extended back over the launch
+    command and launcher chatter printed right before it (the pre-launch streak: the
+    patterns of the grammar role "prelaunch")."""
+
+    marker = _one(con, "SELECT min(line_no) FROM lines WHERE source_id = ? AND run_id = ?", [source_id, first_run])
+    if marker is None:
+        return None
+    listed = ", ".join(f"'{p}'" for p in prelaunch) or "''"
+    before = _one(con, f"""SELECT max(line_no) FROM lines_other WHERE source_id = ? AND run_id = ? AND line_no < ?
+                           AND coalesce(pattern, '') NOT IN ({listed})""", [source_id, pre_run, marker])
+    if before is None:  # nothing but launch chatter before the marker
+        return _one(con, "SELECT min(line_no) FROM lines WHERE source_id = ? AND run_id = ?", [source_id, pre_run])
+    return before + 1 if before + 1 < marker else marker
 
 
 def _has_activity(con, source_id, run_id) -> bool:
@@ -138,39 +157,33 @@ def _store_env_report(con, source_id, src) -> None:
 
 def _mark_primary(con, run_id) -> None:
     for t in ("decode_stats", "prefill_stats"):
-        con.execute(f"""UPDATE {t} SET primary_rank = (coalesce(tp_rank, -1) =
-                        (SELECT min(coalesce(tp_rank, -1)) FROM {t} WHERE run_id = $1)
-                        AND coalesce(dp_rank, -1) = (SELECT min(coalesce(dp_rank, -1)) FROM {t} WHERE run_id = $1))
-                        WHERE run_id = $1""", [run_id])
+        con.execute(sql("primary_rank").replace("{table}", t), [run_id])
 
 
 _ERA_SAMPLE = 50_000
 
 
-def _sglang_era(con, source_id) -> str | None:
-    probes = [
-        ("≥mid-2026", "%Capture target decode CUDA graph%"),
-        ("≥2026-04 (v0.5.11+)", "%#pending-token%"),
-        ("≥2026-01", "%Load weight end. elapsed=%"),
-        ("v0.5.4", "%Decode batch [%"),
-        ("v0.5.4.post1–2026", "%Decode batch, #running-req%"),
-        ("v0.4.6.post4–v0.5.3", "%Decode batch. #running-req%cuda graph:%"),
-        ("v0.3.4–v0.4.6", "%Decode batch. #running-req%"),
-        ("v0.1.17–v0.2.13", "%[gpu%Decode batch%"),
-    ]
-    sel = ", ".join(f"count(*) FILTER (WHERE raw LIKE '{like}')" for _, like in probes)
+def _sglang_era(con, source_id, probes: list) -> str | None:
+    """SGLang's format era from the line shapes only some releases printed: the grammar's
+    [[version_probe]] list (regex probes first, then LIKE probes in order; first match wins)."""
+    like_probes = [p for p in probes if p.like]
+    if not probes:
+        return None
+    sel = ", ".join("count(*) FILTER (WHERE raw LIKE ?)" for _ in like_probes) or "0"
     # one SGLang version writes one format: the first 50,000 stats lines tell as well as all
     # of them (a 2 GB log has 12 million)
     sample = f"""(SELECT raw FROM lines_other WHERE source_id = $1
                  UNION ALL (SELECT raw FROM lines_bulk WHERE source_id = $1 LIMIT {_ERA_SAMPLE}))"""
-    counts = fetch_one(con.execute(f"SELECT {sel} FROM {sample}", [source_id]))
-    hms = _one(con, f"SELECT count(*) FROM {sample} WHERE regexp_matches(raw, '^\\[\\d\\d:\\d\\d:\\d\\d TP')",
-               [source_id])
-    if hms:
-        return "v0.2.14–v0.3.3"
-    for (name, _), n in zip(probes, counts):
+    for probe in probes:
+        if probe.regex and _one(con, f"SELECT count(*) FROM {sample} WHERE regexp_matches(raw, $2)",
+                                [source_id, probe.regex]):
+            return probe.era
+    sample_q = sample.replace("$1", "?")
+    counts = fetch_one(con.execute(f"SELECT {sel} FROM {sample_q}",
+                                   [p.like for p in like_probes] + [source_id, source_id]))
+    for probe, n in zip(like_probes, counts):
         if n:
-            return name
+            return probe.era
     return None
 
 
@@ -200,52 +213,67 @@ def _events(con, run_id, kind, cols="line_no, ts, value, text, attrs, tp_rank"):
     return _q(con, f"SELECT {cols} FROM events WHERE run_id = ? AND kind = ? ORDER BY line_no", [run_id, kind])
 
 
-def _derive_run(con, source_id, run_id, ordinal, det, era, opts) -> None:
+def _derive_run(con, source_id, run_id, ordinal, det, era, opts, launch_start=None) -> None:
     cfg = _config(con, run_id)
     engine = det.engine if det.kind == "server_log" else det.kind
     first_line, last_line = fetch_one(con.execute(
         "SELECT min(line_no), max(line_no) FROM lines WHERE run_id = ?", [run_id]))
+    first_line = launch_start or first_line  # the run starts where the server process starts
     started_at, ended_at = fetch_one(con.execute("""
         SELECT min(ts), max(ts) FROM (
-          SELECT ts FROM events WHERE run_id = $1 UNION ALL SELECT ts FROM decode_stats WHERE run_id = $1
-          UNION ALL SELECT ts FROM prefill_stats WHERE run_id = $1 UNION ALL SELECT ts FROM errors WHERE run_id = $1
-          UNION ALL SELECT ts FROM spec_stats WHERE run_id = $1)""", [run_id]))
+          SELECT ts, line_no FROM events WHERE run_id = $1 UNION ALL SELECT ts, line_no FROM decode_stats WHERE run_id = $1
+          UNION ALL SELECT ts, line_no FROM prefill_stats WHERE run_id = $1 UNION ALL SELECT ts, line_no FROM errors WHERE run_id = $1
+          UNION ALL SELECT ts, line_no FROM spec_stats WHERE run_id = $1) WHERE line_no >= $2""", [run_id, first_line]))
     r: dict = {"run_id": run_id, "source_id": source_id, "ordinal": ordinal, "engine": engine,
                "first_line": first_line, "last_line": last_line, "started_at": started_at,
                "ended_at": ended_at, "label": opts.label}
     g = cfg.get
     banner = _events(con, run_id, "version_banner")
-    r["engine_version"] = (banner[0][3] if banner else None) or g("engine_version")
+    r["engine_version"] = (banner[0][3] if banner else None) or g("engine_version") or \
+        printed_version(con, source_id, run_id, engine)
     if engine == "vllm" and r["engine_version"]:
         r["engine_version"] = r["engine_version"].split("+")[0]
-    r["format_era"] = era if engine == "sglang" else _vllm_era(con, run_id, r["engine_version"])
+    r["format_era"] = era if engine == "sglang" else _vllm_era(con, run_id, r["engine_version"],
+                                                                         gdata.role(_grammars(opts), "engine_banner"))
     logo_model = _events(con, run_id, "banner_model")
-    r["model"] = (g("served_model_name") if engine == "sglang" and g("served_model_name") not in (None, "None")
-                  else None) or g("model_path") or g("cli_args:model") or g("model_tag") or \
-        (logo_model[0][3] if logo_model else None) or g("engine_config:model") or g("model")
+    r.update(model_identity(cfg, engine, logo_model[0][3] if logo_model else None))
     arch = _events(con, run_id, "weights_loaded") if engine == "sglang" else _events(con, run_id, "model_arch")
     r["model_arch"] = next((a[3] for a in arch if a[3]), None)
     r["quantization"] = g("quantization") if g("quantization") not in ("None",) else None
     r["kv_cache_dtype"] = g("kv_cache_dtype")
-    r["tp_size"] = _int(g("tp_size") or g("tensor_parallel_size")) or (1 if cfg else None)
-    r["dp_size"] = _int(g("dp_size") or g("data_parallel_size")) or (1 if cfg else None)
+    r["tp_size"] = _int(g("tp_size") or g("tensor_parallel_size"))
+    r["dp_size"] = _int(g("dp_size") or g("data_parallel_size"))
+    r["parallel_source"] = "configuration" if (r["tp_size"] or r["dp_size"]) else None
+    if r["tp_size"] is None or r["dp_size"] is None:
+        tp_seen, dp_seen = parallel_from_ranks(con, run_id)
+        if r["tp_size"] is None and tp_seen and tp_seen > 1 or r["dp_size"] is None and dp_seen and dp_seen > 1:
+            r["tp_size"] = r["tp_size"] or tp_seen
+            r["dp_size"] = r["dp_size"] or dp_seen
+            r["parallel_source"] = (r["parallel_source"] + " + " if r["parallel_source"] else "") + \
+                "rank tags (DPn/TPn on the lines: highest rank seen + 1)"
+    r["tp_size"] = r["tp_size"] or (1 if cfg else None)
+    r["dp_size"] = r["dp_size"] or (1 if cfg else None)
     r["pp_size"] = _int(g("pp_size") or g("pipeline_parallel_size")) or (1 if cfg else None)
     r["ep_size"] = _int(g("ep_size") or g("expert_parallel_size"))
-    _attention(con, run_id, cfg, r)
-    _speculative(cfg, r, engine)
+    _attention(con, run_id, cfg, r, gdata.aliases(_grammars(opts), "attention_backend", r.get("engine")))
+    r.update(spec_config(cfg, engine))
     _graphs_and_limits(con, run_id, cfg, r, engine)
     _startup_times(con, run_id, r, engine)
-    _end_state(con, run_id, r)
-    _normalise_spec(con, run_id, r, engine, cfg)
+    derive_end_state(con, run_id, r, gdata.markers(_grammars(opts), "kill"))
+    normalise_spec(con, run_id, r, engine)
     _gpu(con, run_id, source_id, r, opts.gpu)
     cols = list(r)
     con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
                 [r[c] for c in cols])
 
 
-def _vllm_era(con, run_id, version) -> str | None:
+def _vllm_era(con, run_id, version, banners: list[str]) -> str | None:
+    """vLLM version and engine generation; ``banners``: patterns of the grammar role
+    "engine_banner" (the "Initializing a V1 LLM engine ... with config:" line)."""
     v1 = _one(con, "SELECT count(*) FROM config WHERE run_id = ? AND key = 'engine_version'", [run_id])
-    text = _one(con, "SELECT any_value(raw) FROM lines WHERE run_id = ? AND pattern = 'vllm_engine_config'", [run_id])
+    marks = ", ".join("?" for _ in banners)
+    text = _one(con, f"SELECT any_value(raw) FROM lines WHERE run_id = ? AND pattern IN ({marks})",
+                [run_id, *banners]) if banners else None
     engine = None
     if text:
         engine = "V1" if "V1 LLM engine" in text else ("V0" if "V0 LLM engine" in text else None)
@@ -258,7 +286,7 @@ def _vllm_era(con, run_id, version) -> str | None:
     return " ".join(parts) or None
 
 
-def _attention(con, run_id, cfg, r) -> None:
+def _attention(con, run_id, cfg, r, backend_aliases: dict[str, str]) -> None:
     chosen = [e[3] for e in _events(con, run_id, "attention_backend") if e[3]]
     default = [e[3] for e in _events(con, run_id, "attention_backend_default") if e[3]]
     cfg_backend = cfg.get("attention_backend")
@@ -271,28 +299,9 @@ def _attention(con, run_id, cfg, r) -> None:
         name, how = explicit, "server_args"
     else:
         name, how = None, None
-    if name and r.get("engine") == "vllm":  # vLLM spellings vary by version; SGLang's are ids already
-        name = BACKEND_ALIASES.get(name.lower(), name)
+    if name:  # spellings vary by version (grammar [aliases.attention_backend]); SGLang's are ids already
+        name = backend_aliases.get(name.lower(), name)
     r["attention_backend"], r["attention_backend_how"] = name, how
-
-
-def _speculative(cfg, r, engine) -> None:
-    g = cfg.get
-    if engine == "sglang":
-        method = g("speculative_algorithm")
-        r["spec_method"] = method if method not in (None, "None") else None
-        r["num_spec_tokens"] = _int(g("speculative_num_draft_tokens")) if r["spec_method"] else None
-        r["spec_draft_model"] = g("speculative_draft_model_path") if r["spec_method"] else None
-    else:
-        method = g("speculative_config.method") or g("cli_args:speculative_config.method")
-        model = g("speculative_config.model") or g("speculative_config.draft_model") or g("speculative_model")
-        k = _int(g("speculative_config.num_speculative_tokens") or g("speculative_config.num_spec_tokens")
-                 or g("num_speculative_tokens"))
-        if not method and model:
-            method = "draft_model"
-        r["spec_method"] = method if method not in (None, "None") else None
-        r["num_spec_tokens"] = k if r["spec_method"] else None
-        r["spec_draft_model"] = model if model not in (None, "None") else None
 
 
 def _graphs_and_limits(con, run_id, cfg, r, engine) -> None:
@@ -403,93 +412,6 @@ def _last_ts_before(con, run_id, line_no):
           UNION ALL SELECT ts, line_no FROM spec_stats WHERE run_id = $1) WHERE line_no < $2""", [run_id, line_no])
 
 
-def _traffic(con, run_id, after_line=None, before_line=None) -> int:
-    """Evidence that the server handled requests: decode/stat lines with activity, prefill lines,
-    POST requests (optionally only between two lines)."""
-    return _one(con, """SELECT (SELECT count(*) FROM decode_stats WHERE run_id = $1 AND line_no > coalesce($2, 0)
-                                   AND line_no < coalesce($3, 9223372036854775807)
-                                   AND (coalesce(gen_tok_s, 0) > 0 OR coalesce(running_reqs, 0) > 0))
-                                + (SELECT count(*) FROM prefill_stats WHERE run_id = $1 AND line_no > coalesce($2, 0)
-                                   AND line_no < coalesce($3, 9223372036854775807))
-                                + (SELECT count(*) FROM events WHERE run_id = $1 AND kind = 'http_access'
-                                   AND line_no > coalesce($2, 0) AND line_no < coalesce($3, 9223372036854775807)
-                                   AND text LIKE 'POST %')""", [run_id, after_line, before_line])
-
-
-def _end_state(con, run_id, r) -> None:
-    """How the run ended. A fatal error before any planned shutdown decides (crashed once the
-    server was ready or had served traffic, else startup_failed); errors after a planned shutdown
-    are shutdown noise. Without a fatal error: killed (kill/termination notice in the tail),
-    served / ready_idle (ready, with or without traffic), served also for an excerpt that shows
-    traffic but no launch, else truncated (the log stops during start-up)."""
-    shutdown = _one(con, "SELECT min(line_no) FROM events WHERE run_id = ? AND kind = 'shutdown'", [run_id])
-    if shutdown is not None:  # errors raised while a planned shutdown tears the engine down did not kill it
-        con.execute("UPDATE errors SET fatal = false WHERE run_id = ? AND fatal AND line_no > ?", [run_id, shutdown])
-    fatal = fetch_one(con.execute("""SELECT line_no, kind, message FROM errors WHERE run_id = ? AND fatal
-                           AND (? IS NULL OR line_no < ?) ORDER BY line_no LIMIT 1""",
-                        [run_id, shutdown, shutdown]))
-    ready_line = r["ready_line"]
-    kill_sql = " OR ".join("raw LIKE ?" for _ in _KILL_LIKE)
-    killed = _one(con, f"""SELECT min(line_no) FROM (SELECT line_no, raw FROM lines WHERE run_id = ?
-                          ORDER BY line_no DESC LIMIT 30) WHERE {kill_sql}""", [run_id, *_KILL_LIKE])
-    if fatal:
-        was_serving = (ready_line is not None and fatal[0] > ready_line) or \
-            (ready_line is None and _traffic(con, run_id, None, fatal[0]) > 0)
-        state = "crashed" if was_serving else "startup_failed"
-        r["end_line"], r["end_reason"] = fatal[0], f"{fatal[1]}: {fatal[2]}"[:500]
-    elif killed:
-        state, r["end_line"], r["end_reason"] = "killed", killed, "process killed (no error line)"
-    elif ready_line:
-        state = "served" if _traffic(con, run_id, ready_line) else "ready_idle"
-        r["end_line"] = shutdown or r["last_line"]
-        r["end_reason"] = "planned shutdown" if shutdown else "log ends while serving"
-    elif r["engine"] in ("bench",):
-        state, r["end_line"], r["end_reason"] = None, r["last_line"], None
-    elif _traffic(con, run_id):
-        state = "served"
-        r["end_line"] = shutdown or r["last_line"]
-        r["end_reason"] = ("planned shutdown" if shutdown else "log ends while serving") + \
-            " (traffic seen, no ready line in the log)"
-    else:
-        state, r["end_line"] = "truncated", r["last_line"]
-        r["end_reason"] = "log ends before the server was ready (no error line)"
-    r["end_state"] = state
-
-
-def _normalise_spec(con, run_id, r, engine, cfg) -> None:
-    k = r.get("num_spec_tokens")
-    if engine == "sglang":
-        con.execute("""INSERT INTO spec_stats (source_id, line_no, run_id, ts, rank, tp_rank, dp_rank, origin,
-                         accept_len, raw_accept_len, raw_rate, draft_accept_rate, num_spec_tokens, cumulative, definition)
-                       SELECT source_id, line_no, run_id, ts, rank, tp_rank, dp_rank, 'sglang_decode', accept_len,
-                         accept_len, accept_rate,
-                         CASE WHEN $2 > 1 THEN greatest(0, (accept_len - 1) / ($2 - 1)) END, $2, false,
-                         'accept_len = (accepted drafts + 1 bonus) / verify steps, as printed; '
-                         || 'draft_accept_rate = (accept_len - 1) / (num_draft_tokens - 1)'
-                       FROM decode_stats WHERE run_id = $1 AND accept_len IS NOT NULL AND primary_rank""",
-                    [run_id, k])
-        return
-    version = r.get("engine_version") or ""
-    no_bonus = version.startswith("0.8.5")
-    con.execute("""UPDATE spec_stats SET
-          num_spec_tokens = coalesce(num_spec_tokens, $2),
-          accept_len = CASE
-            WHEN origin = 'vllm_v0' THEN 1 + coalesce(num_spec_tokens, $2) * (accepted_tokens::DOUBLE / nullif(drafted_tokens, 0))
-            WHEN raw_accept_len IS NOT NULL THEN raw_accept_len + (CASE WHEN $3 THEN 1 ELSE 0 END)
-            WHEN raw_rate IS NOT NULL AND $2 IS NOT NULL THEN 1 + $2 * raw_rate END,
-          draft_accept_rate = CASE WHEN origin = 'vllm_v0' THEN accepted_tokens::DOUBLE / nullif(drafted_tokens, 0)
-                                   ELSE coalesce(raw_rate, accepted_tokens::DOUBLE / nullif(drafted_tokens, 0)) END,
-          definition = CASE WHEN origin = 'vllm_v0'
-              THEN 'cumulative since start: accept_len = 1 + k * accepted/drafted'
-              WHEN $3 THEN 'vLLM 0.8.5 prints accepted/drafts without the bonus token; +1 added'
-              WHEN raw_accept_len IS NOT NULL THEN 'vLLM mean acceptance length (1 bonus + accepted per draft)'
-              ELSE 'derived: 1 + k * draft acceptance rate' END
-        WHERE run_id = $1""", [run_id, k, no_bonus])
-    con.execute("""UPDATE spec_stats SET num_drafts = CASE WHEN accept_len > 1
-                     THEN round(accepted_tokens / (accept_len - 1)) END WHERE run_id = ? AND num_drafts IS NULL""",
-                [run_id])
-
-
 def _gpu(con, run_id, source_id, r, explicit) -> None:
     path = _one(con, "SELECT path FROM sources WHERE source_id = ?", [source_id]) or ""
     facts = _env_facts_near(con, path)
@@ -529,4 +451,3 @@ def refresh_gpu_for_directory(con, report_path: str, explicit) -> None:
         _gpu(con, run_id, source_id, r, explicit)
         sets = ", ".join(f"{k} = ?" for k in r)
         con.execute(f"UPDATE runs SET {sets} WHERE run_id = ?", [*r.values(), run_id])
-    _ = statistics  # (kept for summary helpers)

@@ -1,0 +1,32 @@
+-- id: engine_crashed
+-- severity: critical
+-- title: Run {run_id} crashed after {serving_for} of serving: {cause}{unknown}
+-- fix: Start from the quoted record: it is the first failure in time across ranks and nodes (later errors on other ranks are consequences). When no record names a cause (the engine core or a worker died without a traceback) the process was killed from outside or crashed in native code: check dmesg / journalctl for Xid errors and the kernel OOM killer, the container's memory limit and restart history, and re-run with VLLM_LOGGING_LEVEL=DEBUG / SGLang --log-level debug and CUDA_LAUNCH_BLOCKING=1 to catch the failing kernel.
+-- source: issue 12 "Crash causes" and diagnostics.md §2 failure causes. Every fatal end of a serving run gets a finding naming what is known and what is not. The cause is runs.end_line/end_reason, chosen once by derive/end_state.py (first failure in time across ranks and nodes; wrappers such as EngineDeadError, "EngineCore ... died unexpectedly", "Received sigquit" and consequences such as EOFError on a peer only when nothing names a cause), the same cause the ingest summary shows. Causes with their own rule (illegal_memory_access, sgl_mem_fraction_too_high for CUDA OOM, nccl_watchdog_timeout, sgl_watchdog_timeout) are left to it.
+WITH c AS (
+  SELECT r.run_id, r.end_line, r.end_reason, r.ready_line, r.started_at,
+         e.kind, e.exc_type, e.message, e.ts,
+         (SELECT ts FROM events v WHERE v.run_id = r.run_id AND v.line_no = r.ready_line AND v.ts IS NOT NULL LIMIT 1) AS ready_ts,
+         coalesce(e.kind, '') IN ('child_failed', 'scheduler_dead', 'worker_died', 'engine_init_failed', 'engine_dead',
+                                  'engine_core_fatal_error', 'output_handler_failed', 'fatal_signal')
+           AND e.exc_type IS NULL AS wrapper_only
+  FROM runs r LEFT JOIN errors e ON e.run_id = r.run_id AND e.line_no = r.end_line
+  WHERE r.end_state = 'crashed'
+),
+covered AS (
+  SELECT run_id FROM c
+  WHERE kind IN ('illegal_memory_access', 'cuda_oom', 'nccl_watchdog_timeout', 'watchdog_timeout')
+     OR message ILIKE '%illegal memory access%' OR message ILIKE '%out of memory%'
+)
+SELECT run_id, end_line AS line_no, left(coalesce(end_reason, 'unknown cause'), 300) AS cause,
+       CASE WHEN ts IS NULL OR coalesce(ready_ts, started_at) IS NULL THEN 'an unknown time'
+            WHEN epoch(ts) - epoch(coalesce(ready_ts, started_at)) >= 3600
+              THEN round((epoch(ts) - epoch(coalesce(ready_ts, started_at))) / 3600, 1) || ' h'
+            WHEN epoch(ts) - epoch(coalesce(ready_ts, started_at)) >= 60
+              THEN round((epoch(ts) - epoch(coalesce(ready_ts, started_at))) / 60, 1) || ' min'
+            ELSE CAST(round(epoch(ts) - epoch(coalesce(ready_ts, started_at))) AS BIGINT) || ' s' END AS serving_for,
+       CASE WHEN wrapper_only OR end_reason LIKE '%no earlier record names a root cause%'
+            THEN ' — no traceback names the root cause (what is known: the process died; what is not: why — look outside the log: dmesg Xid / OOM killer, container limits)'
+            ELSE '' END AS unknown,
+       CASE WHEN ready_line IS NOT NULL THEN [ready_line] END AS evidence_lines
+FROM c WHERE run_id NOT IN (SELECT run_id FROM covered)
