@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -56,9 +57,13 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
             continue
         path = Path(p)
         if path.is_dir():
-            found = sorted(str(f) for f in path.rglob("*")
-                           if f.is_file() and not f.name.startswith(".")
-                           and (f.suffix.lower() in LOG_SUFFIXES or f.name.endswith(".log.gz")))
+            # which files are logs is decided by their content (ingest/select.py), not their names
+            from .ingest.select import select_logs
+
+            found, skipped = select_logs(sorted(str(f) for f in path.rglob("*")
+                                                if f.is_file() and not f.name.startswith(".")))
+            for f, why in skipped:
+                print(f"note: skipped {f}: {why}", file=sys.stderr)
             if not found:
                 raise BadInputError(f"{p}: is a directory with no log files in it")
             out.extend(found)

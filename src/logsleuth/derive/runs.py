@@ -420,20 +420,46 @@ def _gpu(con, run_id, source_id, r, explicit) -> None:
               [run_id, *_HINT_LIKE])
     hints = hardware.gpu_hints_from_text([x[0] for x in rows])
     ctx = hardware.resolve_gpu(explicit, facts, hints)
+    source = ctx.source
+    if source and source.startswith("env_report"):  # say which report, so the attachment is visible
+        source += " from " + ", ".join(sorted({row[11] for row in _nearest_reports(con, path)}))
     r.update({"gpu_name": ctx.name, "gpu_count": ctx.count, "gpu_cc": ctx.cc, "gpu_sm": ctx.sm,
               "gpu_vendor": ctx.vendor, "gpu_memory_gib": ctx.memory_gib, "gpu_interconnect": ctx.interconnect,
-              "gpu_source": ctx.source})
+              "gpu_source": source})
 
 
-def _env_facts_near(con, path: str) -> list:
-    folder = str(Path(path).parent)
+def _report_distance(log_folder: Path, report_folder: Path) -> float | None:
+    """How near an environment report is to a log: its own folder or an ancestor's (0, 1, ...),
+    or a subfolder of one of those such as ``env/`` beside the logs (0.5, 1.5, ...); None when
+    the report lives elsewhere and says nothing about this log's machine."""
+    anc = [log_folder, *log_folder.parents]
+    if report_folder in anc:
+        return float(anc.index(report_folder))
+    if report_folder.parent in anc:
+        return anc.index(report_folder.parent) + 0.5
+    return None
+
+
+def _nearest_reports(con, path: str) -> list:
+    """The environment reports nearest to a log (all at the smallest distance)."""
     rows = _q(con, """SELECT e.kind, e.vendor, e.gpu_name, e.gpu_count, e.gpu_cc, e.gpu_sm, e.gpu_memory_gib,
                              e.interconnect, e.torch_cuda, e.nccl_version, e.env, s.path
                       FROM env_reports e JOIN sources s USING (source_id) ORDER BY s.source_id""")
-    out = []
+    folder = Path(path).resolve().parent if path else None
+    scored = []
     for row in rows:
-        if str(Path(row[11]).parent) != folder:
-            continue
+        d = _report_distance(folder, Path(row[11]).resolve().parent) if folder else None
+        if d is not None:
+            scored.append((d, row))
+    if not scored:
+        return []
+    best = min(d for d, _ in scored)
+    return [row for d, row in scored if d == best]
+
+
+def _env_facts_near(con, path: str) -> list:
+    out = []
+    for row in _nearest_reports(con, path):
         out.append(hardware.EnvFacts(kind=row[0], vendor=row[1], gpu_name=row[2], gpu_count=row[3],
                                      compute_capability=row[4], sm=row[5], memory_gib=row[6],
                                      interconnect=row[7], torch_cuda=row[8], nccl_version=row[9],
@@ -442,10 +468,11 @@ def _env_facts_near(con, path: str) -> list:
 
 
 def refresh_gpu_for_directory(con, report_path: str, explicit) -> None:
-    """An environment report arrived: recompute the GPU context of runs from its folder."""
-    folder = str(Path(report_path).parent)
+    """An environment report arrived: recompute the GPU context of runs whose logs it is
+    nearest to (same folder, an ancestor's, or a sibling subfolder such as env/)."""
+    report_folder = Path(report_path).resolve().parent
     for run_id, source_id, path in _q(con, "SELECT r.run_id, r.source_id, s.path FROM runs r JOIN sources s USING (source_id)"):
-        if str(Path(path).parent) != folder:
+        if _report_distance(Path(path).resolve().parent, report_folder) is None:
             continue
         r: dict = {}
         _gpu(con, run_id, source_id, r, explicit)
