@@ -1,107 +1,230 @@
 """One redaction policy for everything logsleuth stores or shows.
 
 Contract:
-* ``redact(expr)`` / ``redact_frame(frame, column)`` / ``redact_text(text)`` mask secrets
-  (API keys, tokens, bearer headers, URL passwords) and, unless asked to keep them, request
-  prompts in raw text. The same policy serves line text, file names, report strings.
-* ``redact_config_value(key, value)`` masks a parsed configuration value whose key names a
-  credential.
-Each replacement is idempotent (masking masked text changes nothing).
+* The policy is data: ``parsers/redaction.toml`` names the credential keys, the token
+  shapes, the URL query parameters and the prompt fields; this module turns it into masks.
+* ``redact(expr, keep_prompts)`` masks secrets in a polars text column: credential keys by
+  name in every container (``k=v``, ``k: v``, Python dict and ``Namespace``/``ServerArgs``
+  reprs, JSON with escaped quotes, ``k=[...]`` lists, ``--flag value``, argv lists
+  ``['--flag', 'v']``, ``{'name': 'k', 'value': v}``), authorization headers with or
+  without a scheme, known token shapes anywhere, URL passwords (``@`` and ``/`` inside
+  included) and credential query parameters; and, unless ``keep_prompts``, request
+  prompts and outputs in every spelling (``text='..'``, ``prompt: b'..'``, compact JSON...).
+* ``redact_frame(frame, column, keep_prompts, state)`` applies ``redact`` to a frame of
+  consecutive physical lines, and first masks multi-line request records: a prompt whose
+  quoted value does not close on its line (vLLM request logging of a multi-line prompt,
+  SGLang ``text='...`` continued on the next line) is masked up to its closing quote or the
+  next log record, as one record. ``state`` (a ``RedactState``) carries an open record
+  from one chunk to the next.
+* ``redact_text(text)`` / ``redact_name(path)`` are the same policy for one string (file
+  names shown by ``runs`` and the report, messages built outside a frame);
+  ``redact_config_value(key, value)`` masks a parsed configuration value whose key names
+  a credential.
+Every mask is idempotent (masking masked text changes nothing) and keeps the line's shape:
+the key, the quotes and the surrounding fields stay, only the value becomes ``***``.
 """
 from __future__ import annotations
 
+import functools
 import re
+import tomllib
+from dataclasses import dataclass
 
 import polars as pl
 
-# --- redaction -------------------------------------------------------------------------
-# Rust-regex (polars) patterns, applied to every physical line before anything is parsed or
-# stored, so lines, config, events, errors and templates all see the masked text. Each
-# replacement is idempotent (masking masked text changes nothing).
+from ..resources import data_path
 
-#: names whose value is a credential: api_key, hf_token, HUGGING_FACE_HUB_TOKEN, x-api-key,
-#: client_secret, password... "token" alone is not one (#token: 82, num_tokens=5)
-_SECRET_NAME = (
-    r"(?:api[_-]?key|apikey|(?:hf|hub|hugging_?face(?:_hub)?|access|auth|api|bearer|refresh|session|id"
-    r"|github|gh|gitlab|wandb|openai|slack|private|secret)[_-]?token|token[_-]?secret"
-    r"|secret[_-]?(?:access[_-]?)?key|client[_-]?secret|secret|passw(?:or)?d|private[_-]?key"
-    r"|access[_-]?key(?:[_-]?id)?|credentials?|(?:set-)?cookie)"
-)
-_KV = r"(?i)(" + _SECRET_NAME + r"['\"]?\s*[:=]\s*)"
-_UNSET = "\ue000"  # marks "api_key=None" so that the bare-value rule leaves it alone
-_SECRET_FLAGS = r"(?:api-key|admin-api-key|hf-token|token|password|secret|auth-token|access-token)"
-_SECRETS = [
-    (_KV + r"(None|null|nil|True|False|\[\]|''|\"\")([,)}\]\s;]|$)", "${1}" + _UNSET + "${2}${3}"),
-    (_KV + r"\[[^\]\n]*\]", "${1}['***']"),
-    (_KV + r"'[^'\n]*'", "${1}'***'"),
-    (_KV + r"\"[^\"\n]*\"", "${1}\"***\""),
-    (_KV + r"[^\x{e000}'\"\[\s,;)}\]&][^'\"\s,;)}\]&]*", "${1}***"),
-    (r"(?i)(--" + _SECRET_FLAGS + r"(?:=|\s+))(['\"]?)[^\s'\"]+", "${1}${2}***"),
-    (r"(?i)(['\"]--" + _SECRET_FLAGS + r"['\"],\s*['\"])[^'\"]*", "${1}***"),
-    (r"(?i)(\(b?['\"](?:authorization|proxy-authorization|x-api-key|api-key|cookie|set-cookie)['\"],\s*b?['\"])"
-     r"[^'\"]*", "${1}***"),
-    (r"(?i)(authorization['\"]?\s*[:=]\s*b?['\"]?(?:bearer|basic|token|digest)\s+)[^\s'\",]+", "${1}***"),
-    (r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/-]{8,}=*", "${1}***"),
-    (r"\bhf_[A-Za-z0-9]{16,}", "hf_***"),
-    (r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}", "sk-***"),
-    (r"\b(gh[pousr])_[A-Za-z0-9]{20,}", "${1}_***"),
-    (r"\bgithub_pat_[A-Za-z0-9_]{20,}", "github_pat_***"),
-    (r"\bAKIA[0-9A-Z]{16}\b", "AKIA***"),
-    (r"\b(xox[abprs])-[A-Za-z0-9-]{10,}", "${1}-***"),
-    (r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "<jwt redacted>"),
-    (r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/\s@'\"]*:)[^@\s/'\"]+@", "${1}***@"),
-    (r"(?i)([?&](?:token|access_token|api_key|apikey|key|sig|signature|password|secret|auth)=)[^&\s'\"#]+",
-     "${1}***"),
-    (_UNSET, ""),
-]
+REDACTED = "***"
+_UNSET = "\ue000"  # marks "api_key=None" so that the value rules leave it alone
+_SPARED = "\ue001"  # marks a 40-digit hex word (git commit, checksum): not a bare secret
+PROMPT_MASK = "<prompt redacted>"
+OUTPUT_MASK = "<output redacted>"
+CONTINUED_MASK = "<prompt continued, redacted>"
+DICT_MASK = "<redacted>"
 
-# a Python-repr string or list, possibly cut at the end of a truncated line
-_Q = r"'(?:[^'\\]|\\.)*(?:'|$)|\"(?:[^\"\\]|\\.)*(?:\"|$)"
+# a quoted Python/JSON string (escapes honoured), possibly cut at the end of a truncated line
+_Q = r"'(?:[^'\\\n]|\\.)*(?:'|$)|\"(?:[^\"\\\n]|\\.)*(?:\"|$)"
+# a Python list up to two levels deep, possibly cut
 _L1 = r"\[(?:" + _Q + r"|[^\[\]'\"])*(?:\]|$)"
 _VAL = r"(?:" + _Q + r"|\[(?:" + _Q + r"|" + _L1 + r"|[^\[\]'\"])*(?:\]|$))"
-_IN = r"(?:text|prompt|input_ids|messages|prompt_token_ids|input_text|content|prompts)"
-_OUT = r"(?:output|output_ids|output_token_ids|output_text|outputs)"
-_PROMPTS = [
-    # SGLang --log-requests: Receive: obj=GenerateReqInput(rid=..., text='...', input_ids=[...])
-    (r"((?:^|[\s(,{])" + _IN + r"=)" + _VAL, "${1}<prompt redacted>"),
-    (r"((?:^|[\s(,{])" + _OUT + r"=)" + _VAL, "${1}<output redacted>"),
-    # vLLM request logging: Received request cmpl-1: prompt: '...', params: ..., prompt_token_ids: [...]
-    (r"((?:^|[\s(,{:])(?:prompt|prompt_token_ids|token_ids): )" + _VAL, "${1}<prompt redacted>"),
-    (r"((?:^|[\s(,{:])(?:output|output_token_ids|outputs): )" + _VAL, "${1}<output redacted>"),
-    # dict form: Finish: ..., out={'text': '...', 'output_ids': [...]}, {'messages': [...]}
-    (r"((?:^|[\s(,{])['\"]" + _IN + r"['\"]: )" + _VAL, "${1}<redacted>"),
-    (r"((?:^|[\s(,{])['\"]" + _OUT + r"['\"]: )" + _VAL, "${1}<output redacted>"),
-]
-#: cheap pre-tests: a line matching neither cannot hold anything the rules above mask, so
-#: hot lines (decode stats) skip the ~25 replacement passes
-_SECRET_HINT = (r"(?i:key|(?:hf|hub|face|access|auth|api|bearer|refresh|session|id|github|gh|gitlab|wandb|openai"
-                r"|slack|private|secret)[_-]?token|secret|passw|credential|cookie|bearer|authoriz|hf_|sk-"
-                r"|gh[pousr]_|github_pat_|akia|xox|eyj|://|[?&](?:sig|signature|auth|token)=)")
-_PROMPT_HINT = r"(?:=|: )['\"\[]"
+_BARE = r"[^\x{e000}\\'\"\[\s,;)}\]&][^'\"\s,;)}\]&]*"
+
+
+@dataclass
+class RedactState:
+    """Carried across the chunks of one source: inside a multi-line prompt record?"""
+
+    inside: bool = False
+
+
+@dataclass(frozen=True)
+class _Policy:
+    secrets: tuple  # (regex, replacement), in order
+    prompts: tuple
+    secret_hint: str
+    prompt_hint: str
+    key_re: re.Pattern  # whole configuration key names a credential
+    unset: frozenset
+    open_re: str  # a prompt value opened and not closed on its line
+    close_re: str  # where an open prompt value closes
+    record_start: str
+
+
+def _alt(items) -> str:
+    return "(?:" + "|".join(items) + ")"
+
+
+@functools.lru_cache(maxsize=1)
+def policy() -> _Policy:
+    """The compiled policy of parsers/redaction.toml (loaded once)."""
+    data = tomllib.loads(data_path("parsers/redaction.toml").read_text(encoding="utf-8"))
+    keys = data["keys"]
+    names = _alt(keys["names"])
+    whole = _alt(keys["whole_only"])
+    unset = _alt(re.escape(v) for v in keys["unset_values"])
+    flag = keys["flag_prefix"] + names + r"|--" + whole
+    headers = _alt(data["headers"]["names"])
+    schemes = _alt(data["headers"]["schemes"])
+    # the key part of key=value / key: value / 'key': / "key": / \"key\": (JSON inside a string)
+    kv_named = r"(?i)(" + names + r"\\?['\"]?\s*[:=]\s*)"
+    kv_whole = (r"(?i)((?:^|[\s(,{\[])(?:\\?['\"]" + whole + r"\\?['\"]\s*[:=]|" + whole + r"\s*=)\s*)")
+    secrets: list[tuple[str, str]] = []
+    for kv in (kv_named, kv_whole):
+        secrets.append((kv + r"(" + unset + r")([,)}\]\s;]|$)", "${1}" + _UNSET + "${2}${3}"))
+    # authorization headers, scheme kept when there is one ('Authorization': '<token>' too)
+    secrets.append((r"(?i)(" + headers + r"\\?['\"]?\s*[:=]\s*(?:b?['\"])?(?:" + schemes + r"\s+)?)"
+                    r"[^\x{e000}\s'\",}][^\s'\",}]*", "${1}" + REDACTED))
+    # {'name': 'api_key', 'value': ...} (Kubernetes-style env lists, tool arguments)
+    secrets.append((r"(?i)(['\"]name['\"]\s*:\s*['\"](?:" + names + "|" + whole + r")['\"]\s*,\s*"
+                    r"['\"]value['\"]\s*:\s*)(?:" + _Q + r"|" + _BARE + ")", "${1}'***'"))
+    for kv in (kv_named, kv_whole):
+        secrets += [
+            (kv + r"\[[^\]\n]*(?:\]|$)", "${1}['***']"),
+            (kv + r"b?'(?:[^'\\\n]|\\.)*(?:'|$)", "${1}'***'"),
+            (kv + r"\\\"(?:[^\"\\\n]|\\[^\"\n])*(?:\\\"|$)", '${1}\\"***\\"'),
+            (kv + r"b?\"(?:[^\"\\\n]|\\.)*(?:\"|$)", '${1}"***"'),
+            (kv + _BARE, "${1}" + REDACTED),
+        ]
+    # command lines: --flag value, --flag=value, "--flag", "value" (argv lists)
+    secrets += [
+        (r"(?i)((?:^|[\s'\"\[(,])(?:" + flag + r")(?:=|\s+))'(?:[^'\\\n]|\\.)*(?:'|$)", "${1}'***'"),
+        (r"(?i)((?:^|[\s'\"\[(,])(?:" + flag + r")(?:=|\s+))\"(?:[^\"\\\n]|\\.)*(?:\"|$)", '${1}"***"'),
+        (r"(?i)((?:^|[\s'\"\[(,])(?:" + flag + r")(?:=|\s+))[^\s'\"\x{e000}][^\s'\"]*", "${1}" + REDACTED),
+        (r"(?i)(['\"](?:" + flag + r")['\"],\s*)(?:" + _Q + ")", "${1}'***'"),
+        # header tuples of ASGI/httpx scopes: (b'authorization', b'Bearer ...')
+        (r"(?i)(\(b?['\"](?:authorization|proxy-authorization|x-api-key|api-key|cookie|set-cookie)['\"],\s*b?['\"])"
+         r"[^'\"]*", "${1}" + REDACTED),
+        (r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/-]{8,}=*", "${1}" + REDACTED),
+    ]
+    # known token shapes anywhere; the bare 40-character rule spares hex words and runs twice
+    # (its boundary characters are consumed: two keys one space apart need two passes)
+    secrets.append((r"\b([0-9a-f]{40})\b", _SPARED + "${1}"))
+    for shape in data["shapes"]:
+        secrets.append((shape["regex"], shape["replace"]))
+        if "<secret redacted>" in shape["replace"]:
+            secrets.append((shape["regex"], shape["replace"]))
+    # URL user:password@ (the password may hold '@' or '/': up to the last '@' of the word)
+    secrets.append((r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/\s@'\"]*:)[^\s'\"]*@", "${1}***@"))
+    secrets.append((r"(?i)([?&]" + _alt(re.escape(p) for p in data["urls"]["query_params"]) + r"=)[^&\s'\"#]+",
+                    "${1}" + REDACTED))
+    secrets += [(_UNSET, ""), (_SPARED, "")]
+
+    p = data["prompts"]
+    fields_in, fields_out = _alt(p["inputs"]), _alt(p["outputs"])
+    lead = r"((?:^|[\s(,{\[])\\?['\"]?"
+    tail = r"\\?['\"]?\s*[:=]\s*)b?"
+    prompts = (
+        # a quoted key ({'text': ...}) may hold a prompt or a reply (SGLang's out={'text': ...})
+        (r"((?:^|[\s(,{\[])\\?['\"]" + fields_in + r"\\?['\"]\s*[:=]\s*)b?" + _VAL, "${1}" + DICT_MASK),
+        (lead + fields_in + tail + _VAL, "${1}" + PROMPT_MASK),
+        (lead + fields_out + tail + _VAL, "${1}" + OUTPUT_MASK),
+    )
+    open_re = lead + fields_in + tail + r"(?:'(?:[^'\\\n]|\\.)*|\"(?:[^\"\\\n]|\\.)*)$"
+    close_re = r"['\"](?:,\s*['\"]?[A-Za-z_]\w*['\"]?\s*[:=]|\s*[)}\]])"
+
+    # cheap pre-tests: a line matching neither cannot hold anything the masks change, so hot
+    # lines (decode stats) skip the replacement passes
+    shape_hint = r"hf_|sk-|gh[pousr]_|github_pat_|gl[a-z]+-|aiza|akia|asia|aroa|aida|anpa|anva|agpa|xox|eyj" \
+                 r"|[A-Za-z0-9/+]{40}"
+    secret_hint = (r"(?i:" + names + "|" + headers + r"|--" + whole + r"|['\"]" + whole + r"['\"]|\b" + whole
+                   + r"\s*=|bearer|://|[?&]" + _alt(data["urls"]["query_params"])
+                   + "=|" + shape_hint + ")")
+    prompt_hint = r"[:=]\s*b?['\"\[]"
+
+    key_re = re.compile(r"(?:^|[_.-])" + _alt([names, headers]) + r"$|^" + whole + r"$", re.I)
+    return _Policy(tuple(secrets), prompts, secret_hint, prompt_hint, key_re,
+                   frozenset(keys["unset_values"]), open_re, close_re, p["record_start"])
 
 
 def redact(expr: pl.Expr, keep_prompts: bool = False) -> pl.Expr:
     """Mask secrets, and request prompts/outputs unless ``keep_prompts``, in a text column."""
-    for pattern, repl in _SECRETS:
+    pol = policy()
+    for pattern, repl in pol.secrets:
         expr = expr.str.replace_all(pattern, repl)
     if not keep_prompts:
-        for pattern, repl in _PROMPTS:
+        for pattern, repl in pol.prompts:
             expr = expr.str.replace_all(pattern, repl)
     return expr
 
 
-def redact_frame(frame: pl.DataFrame, column: str = "raw", keep_prompts: bool = False) -> pl.DataFrame:
-    """``redact`` applied to ``frame[column]``, only on the rows a cheap pre-test selects."""
+def redact_frame(frame: pl.DataFrame, column: str = "raw", keep_prompts: bool = False,
+                 state: RedactState | None = None) -> pl.DataFrame:
+    """``redact`` applied to ``frame[column]`` (consecutive physical lines), only on the rows a
+    cheap pre-test selects; multi-line prompt records first unless ``keep_prompts``."""
     if frame.height == 0 or column not in frame.columns:
         return frame
-    hint = _SECRET_HINT if keep_prompts else f"{_SECRET_HINT}|{_PROMPT_HINT}"
-    mask = frame.get_column(column).str.contains(hint).fill_null(False)
+    pol = policy()
+    hint = pol.secret_hint if keep_prompts else f"{pol.secret_hint}|{pol.prompt_hint}"
+    col = frame.get_column(column)
+    mask = col.str.contains(hint).fill_null(False)
+    if not keep_prompts:
+        state = state if state is not None else RedactState()
+        inside = _mask_open_records(col, mask, state, pol)
+        if inside is not None:
+            col = _mask_continuations(col, inside, pol)
+            mask = mask | inside  # a record's last line may hold more fields to mask
     if not mask.any():
         return frame
     idx = mask.arg_true()
-    col = frame.get_column(column)
     masked = pl.select(redact(pl.lit(col.gather(idx)), keep_prompts)).to_series()
     return frame.with_columns(col.clone().scatter(idx, masked).alias(column))
+
+
+def _mask_open_records(col: pl.Series, hinted: pl.Series, state: RedactState, pol: _Policy) -> pl.Series | None:
+    """Which lines continue a prompt that runs over several physical lines (None: none).
+
+    The line that opens the record is masked by the one-line rules (its value runs to the end
+    of the line); the lines after it belong to the record up to the one holding the closing
+    quote; a line that starts a new log record ends it (and is not part of it)."""
+    opens = pl.Series("o", [False] * col.len())
+    if hinted.any():  # the opening line is one the pre-test selected: test only those
+        idx = hinted.arg_true()
+        opens = opens.scatter(idx, col.gather(idx).str.contains(pol.open_re).fill_null(False))
+    if not state.inside and not opens.any():
+        return None
+    starts = col.str.contains(pol.record_start).fill_null(False)
+    closes = col.str.contains(pol.close_re).fill_null(False)
+    # state after each line: 1 inside a record, 0 outside, carried forward between events
+    after = pl.DataFrame({"o": opens, "e": (closes | starts) & ~opens}).select(
+        pl.when(pl.col("o")).then(pl.lit(1)).when(pl.col("e")).then(pl.lit(0)).otherwise(pl.lit(None))
+        .forward_fill().alias("a"))["a"]
+    before = after.shift(1, fill_value=int(state.inside)).fill_null(int(state.inside))
+    state.inside = bool(after.fill_null(int(state.inside))[-1])
+    inside = (before == 1) & ~starts
+    return inside if inside.any() else None
+
+
+def _mask_continuations(col: pl.Series, inside: pl.Series, pol: _Policy) -> pl.Series:
+    """The continuation lines masked whole, or up to the closing quote on the last one."""
+    idx = inside.arg_true()
+    part = pl.lit(col.gather(idx))
+    masked = pl.select(
+        pl.when(part.str.contains(pol.close_re))
+        .then(part.str.replace(r"^.*?(['\"](?:,\s*['\"]?[A-Za-z_]\w*['\"]?\s*[:=]|\s*[)}\]]))",
+                               CONTINUED_MASK + "${1}"))
+        .otherwise(pl.lit(CONTINUED_MASK))
+    ).to_series()
+    return col.clone().scatter(idx, masked)
 
 
 def redact_text(text: str, keep_prompts: bool = False) -> str:
@@ -109,21 +232,14 @@ def redact_text(text: str, keep_prompts: bool = False) -> str:
     return pl.select(redact(pl.lit(text, dtype=pl.Utf8), keep_prompts)).item()
 
 
-# --- configuration values ----------------------------------------------------------------
-# a whole key (or its last _-separated words) that names a credential: api_key, admin_api_key,
-# hf_token, HUGGING_FACE_HUB_TOKEN, client_secret, ssl_keyfile_password, aws_secret_access_key.
-# "token" only as a credential name, not counts or paths such as max_prompt_adapter_token,
-# num_speculative_tokens, tokenizer_path
-_SECRET_KEY = re.compile(
-    r"(?:^|[_.-])(?:api[_-]?key|apikey|(?:hf|hub|hugging_?face(?:_hub)?|access|auth|api|bearer|refresh|session"
-    r"|id|github|gh|gitlab|wandb|openai|slack|private|secret)[_-]?token|token[_-]?secret"
-    r"|secret[_-]?(?:access[_-]?)?key|client[_-]?secret|secret|passw(?:or)?d|private[_-]?key"
-    r"|access[_-]?key(?:[_-]?id)?|credentials?|auth|cookie)$|^token$", re.I)
-REDACTED = "***"
+def redact_name(name: str) -> str:
+    """A file name or path with its secrets masked (prompt rules do not apply to names)."""
+    return redact_text(name, keep_prompts=True) if name else name
 
 
 def redact_config_value(key: str, value: str | None) -> str | None:
     """``value`` masked when ``key`` names a credential (unset values are kept: they say "none")."""
-    if value and _SECRET_KEY.search(key) and value not in ("None", "[]", "{}", "False", "True", "null", "''"):
+    pol = policy()
+    if value and value not in pol.unset and pol.key_re.search(key):
         return REDACTED
     return value
