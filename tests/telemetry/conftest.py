@@ -126,12 +126,12 @@ def samples() -> Path:
 
 
 @pytest.fixture
-def db(tmp_path):
-    import logsleuth
+def builders():
+    """The generators above, for tests that write their own variants."""
+    import types
 
-    con = logsleuth.open_db(str(tmp_path / "t.duckdb"))
-    yield con
-    con.close()
+    return types.SimpleNamespace(sglang_scrape=sglang_scrape, nvidia_csv=nvidia_csv, bench_jsonl=bench_jsonl,
+                                 nccl_output=nccl_output, T0=T0, STEP=STEP, MODEL=MODEL)
 
 
 @pytest.fixture

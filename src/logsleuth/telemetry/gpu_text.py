@@ -69,7 +69,7 @@ def _finish(frame: pl.DataFrame, tool: str) -> pl.DataFrame:
     """Types, ratio scaling and decoded throttle reasons, whatever the tool."""
     out = []
     for col in frame.columns:
-        if col in ("line_no", "ts") or frame.schema[col] != pl.Utf8:
+        if col in ("line_no", "ts") or col.startswith("reason:") or frame.schema[col] != pl.Utf8:
             continue  # already typed by the tool's own parser
         if col in _TEXT:
             out.append(pl.col(col).str.strip_chars().replace({"[N/A]": None, "N/A": None, "[Not Supported]": None}))

@@ -188,6 +188,6 @@ def _frame(line_no, snap, ts, sample_ts, fam, names, types, labels, values) -> p
     hist = frame.filter(pl.col("type") == "histogram").select("family").unique()
     if hist.height:
         frame = frame.with_columns(
-            pl.when(pl.col("family").is_in(hist["family"]) & (pl.col("type") == "unknown"))
+            pl.when(pl.col("family").is_in(hist["family"].to_list()) & (pl.col("type") == "unknown"))
             .then(pl.lit("histogram")).otherwise(pl.col("type")).alias("type"))
     return frame.select(list(METRIC_COLUMNS))
