@@ -27,6 +27,7 @@ from typing import BinaryIO
 #: a poll reads at most this much; a huge backlog is read over several polls so the
 #: live view keeps up and memory stays bounded
 READ_LIMIT = 8 * 1024 * 1024
+HEAD_BYTES = 64
 
 
 @dataclass
@@ -61,6 +62,7 @@ class FileFollower:
         self._buf = b""  # bytes after the last newline
         self._line_no = 0  # complete lines handed out in this generation
         self._missing_noted = False
+        self._head = b""  # the generation's first bytes (up to HEAD_BYTES), to notice a rewrite
 
     # -- public -----------------------------------------------------------------
     @property
@@ -93,7 +95,7 @@ class FileFollower:
             self._flush_partial(tail)
             self._switch(tail, "rotated")
             return tail  # one generation per Tail: the new file is read by the next poll
-        if os.fstat(self._fh.fileno()).st_size < self._pos:
+        if os.fstat(self._fh.fileno()).st_size < self._pos or self._head_changed():
             self._flush_partial(tail)
             self._switch(tail, "truncated")
             return tail
@@ -107,6 +109,16 @@ class FileFollower:
             self._fh = None
 
     # -- internals --------------------------------------------------------------
+    def _head_changed(self) -> bool:
+        """Truncated and rewritten past our position between two polls: the size alone
+        cannot tell, the first bytes can (they are compared with what we read there)."""
+        if not self._head:
+            return False
+        try:
+            return os.pread(self._fh.fileno(), len(self._head), 0) != self._head
+        except OSError:
+            return False
+
     def _stat_path(self):
         try:
             return os.stat(self.path)
@@ -133,7 +145,7 @@ class FileFollower:
         """End this generation (``tail`` keeps its lines); the next poll opens the new file."""
         self.close()
         self.generation += 1
-        self._buf, self._line_no, self._pos = b"", 0, 0
+        self._buf, self._line_no, self._pos, self._head = b"", 0, 0, b""
         self.from_start = True  # a new generation is always read whole
         tail.notes.append(why)
 
@@ -144,6 +156,8 @@ class FileFollower:
         data = self._fh.read(READ_LIMIT)
         if not data:
             return
+        if len(self._head) < HEAD_BYTES and self._pos < HEAD_BYTES:
+            self._head = (self._head + data[:HEAD_BYTES - self._pos])[:HEAD_BYTES]
         self._pos += len(data)
         tail.grew = True
         buf = self._buf + data

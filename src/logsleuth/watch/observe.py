@@ -39,6 +39,7 @@ class Observation:
     fields: dict = field(default_factory=dict)
     text: str = ""  # the message (last \r update), for evidence and "last line"
     partial: bool = False
+    engine: str | None = None  # the engine the source was detected as (sglang, vllm)
 
 
 def _clock_seconds(text: str | None) -> float | None:
@@ -109,8 +110,8 @@ class LineObserver:
         return self._observe_frame(frame, partial=True)
 
     def _observe_frame(self, frame: pl.DataFrame, partial: bool) -> list[Observation]:
-        from ..ingest import pipeline
         from ..ingest.normalize import add_timestamps
+        from ..ingest.redact import redact_frame
         from ..ingest.parse import extract, parse_frame
         from ..ingest.read import strip_ansi
 
@@ -120,7 +121,7 @@ class LineObserver:
                  .with_row_index("_seq"))
         if frame.height == 0:
             return []
-        frame = pipeline.redact_frame(frame, "raw").with_columns(pl.lit(False).alias("truncated"))
+        frame = redact_frame(frame, "raw").with_columns(pl.lit(False).alias("truncated"))
         parsed = parse_frame(frame, self.grammars, self.engine or "none", self._cache).frame
         parsed = add_timestamps(parsed, self._time, time.time(), None)
         obs: list[tuple[int, Observation]] = []
@@ -137,6 +138,8 @@ class LineObserver:
                                                        (row["msg"] or "")[:300], partial)))
         obs.extend(self._bars(parsed, partial))
         obs.sort(key=lambda t: t[0])
+        for _, o in obs:
+            o.engine = self.engine
         return [o for _, o in obs]
 
     def _config(self, pattern: str, msg: str) -> dict:

@@ -41,8 +41,12 @@ KIND_PHASE = {
     "kv_cache_dtype": "kv_cache",
     "cuda_graph_begin": "cuda_graphs", "cuda_graph_bs": "cuda_graphs", "cuda_graph_num_tokens": "cuda_graphs",
     "cuda_graph_draft_begin": "cuda_graphs", "cuda_graph_piecewise_begin": "cuda_graphs",
-    "app_startup_complete": "ready", "server_ready": "ready",
+    "server_ready": "ready",
 }
+#: kinds that mean "ready" per engine: SGLang is ready after its warm-up request ("fired up
+#: and ready to roll"), seconds after uvicorn's "Application startup complete."; for vLLM
+#: the uvicorn line is the ready signal
+READY_KINDS = {"sglang": {"server_ready"}, "vllm": {"app_startup_complete", "server_ready"}}
 #: kinds that close a phase; the server moves on to the engine's next phase
 KIND_DONE = {"weights_loaded": "loading_weights", "weights_load_time": "loading_weights",
              "torch_compile": "compiling", "cuda_graph_end": "cuda_graphs"}
@@ -204,6 +208,10 @@ class SourceTracker:
 
     def feed(self, obs) -> list[dict]:
         out: list[dict] = []
+        if obs.engine and obs.engine not in ("none", "unknown"):
+            self.engine = obs.engine
+            if self.current is not None and self.current.engine in ("none", "unknown"):
+                self.current.engine = obs.engine
         if obs.ts is not None and (self.last_ts is None or obs.ts >= self.last_ts):
             self.last_ts = obs.ts
         if obs.kind == "launch":
@@ -277,6 +285,8 @@ class SourceTracker:
                 out.extend(self._end(run, "stopped", obs))
             return out
         phase = KIND_PHASE.get(kind)
+        if kind in READY_KINDS.get(run.engine, {"app_startup_complete", "server_ready"}):
+            phase = "ready"
         if phase == "ready" and run.phase == "serving":
             return out
         if phase:

@@ -283,8 +283,6 @@ class Watch:
                 observations = [o for i, o in enumerate(observations)
                                 if i > last_fed or o.line_no not in lines]
             src.partial_fed = {k for k in src.partial_fed if k[0] > src.follower.lines_done}
-        if src.observer.engine and tr.engine in (None, "unknown"):
-            tr.engine = src.observer.engine
         for o in observations:
             self._emit_all(tr.feed(o))
 

@@ -30,6 +30,16 @@ def query_rows(con, name: str, params: dict | None = None) -> list[dict]:
     return rows(con, name, params)
 
 
+def engine_appends() -> bool:
+    """Whether the ingest engine extends a grown file's source (incremental append). Then a
+    new source for a followed path means new content (truncated or replaced), never a copy."""
+    try:
+        from ..ingest.source import find_continuation  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 @dataclass
 class Store:
     db_path: str
@@ -63,7 +73,7 @@ class Store:
             return None
         sid = results[0].source_id
         before = self.owned.get(path)
-        if before is not None and before != sid:
+        if before is not None and before != sid and not engine_appends():
             known = {r["source_id"] for r in query_rows(con, "watch_source_by_path", {"path": path})}
             if before in known:
                 con.execute("BEGIN TRANSACTION")
