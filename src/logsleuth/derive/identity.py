@@ -48,7 +48,10 @@ def _clean(v):
     if s.startswith("[") and s.endswith("]"):  # vLLM served_model_name is a list: ['a', 'b']
         inner = [x.strip().strip("'\"") for x in s[1:-1].split(",") if x.strip()]
         return inner[0] if inner else None
-    return s.strip("'\"")
+    s = s.strip("'\"")
+    if s.endswith(")") and s.count("(") < s.count(")"):  # the last field of a config repr keeps its ")"
+        s = s[:-1].strip("'\"")
+    return s or None
 
 
 def model_identity(cfg: dict, engine: str, banner_model: str | None) -> dict:
