@@ -1,0 +1,75 @@
+"""Ctrl-C and SIGTERM: one way to stop, and a message that says what was kept.
+
+Contract:
+* ``install_sigterm()`` makes SIGTERM raise ``KeyboardInterrupt`` in the main thread, as
+  Ctrl-C does: both roll back the write in progress and exit 130 with a message (SIGTERM
+  used to end the process with 143 and no word).
+* ``committing(what)`` is a context for a COMMIT: SIGINT and SIGTERM that arrive while it
+  runs are held and delivered when it returns, as ``InterruptedAfterCommit`` when the
+  commit finished. An interrupt thus lands before the commit (rolled back) or after it
+  (kept), never inside it, where DuckDB answered "Query interrupted" for a commit that had
+  in fact completed. Only the main thread can hold signals; elsewhere it does nothing.
+* ``interrupt_message(exc)`` is the one-line message for an interrupt: whether the write in
+  progress was committed, and which ones were committed before it in this process.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+
+_COMMITTED: list[str] = []  # what this process committed (ingested files), in order
+
+
+class InterruptedAfterCommit(KeyboardInterrupt):
+    """An interrupt that arrived during a COMMIT, delivered once the commit finished."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def install_sigterm() -> None:
+    """SIGTERM like Ctrl-C (main thread only: where Python runs signal handlers)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
+@contextmanager
+def committing(what: str):
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        _COMMITTED.append(what)
+        return
+    pending: list[int] = []
+
+    def hold(signum, frame):
+        pending.append(signum)
+
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        old[sig] = signal.signal(sig, hold)
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    _COMMITTED.append(what)  # reached only when the commit returned
+    if pending:
+        raise InterruptedAfterCommit(what)
+
+
+def interrupt_message(exc: BaseException | None = None) -> str:
+    if isinstance(exc, InterruptedAfterCommit):
+        done = f"interrupted after {exc.what} was committed: it is kept"
+    else:
+        done = "interrupted; any ingest in progress was rolled back"
+    before = [w for w in _COMMITTED if not (isinstance(exc, InterruptedAfterCommit) and w == exc.what)]
+    if before:
+        names = ", ".join(before[:3]) + (f" and {len(before) - 3} more" if len(before) > 3 else "")
+        done += f"; committed before it: {names}"
+    return done
