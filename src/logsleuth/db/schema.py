@@ -127,6 +127,10 @@ TABLES: dict[str, list[tuple[str, str]]] = {
                     ("env", "JSON")],
     "templates": [("template_id", "INTEGER PRIMARY KEY"), ("source_id", "INTEGER"),
                   ("template", "VARCHAR"), ("n_lines", "BIGINT"), ("example_line_no", "BIGINT")],
+    # where an ingest left each file, so that ingesting it again after it grew reads only the
+    # new bytes (ingest/source.py): resume offset and line, fingerprint, carried state (JSON)
+    "source_state": [("source_id", "INTEGER PRIMARY KEY"), ("real_path", "VARCHAR"), ("family", "VARCHAR"),
+                     ("read_end", "BIGINT"), ("resume_line", "BIGINT"), ("state", "VARCHAR")],
     # --- telemetry (issue 14; filled by logsleuth.telemetry, see README "Telemetry") ---
     # one row per Prometheus sample of a scrape (a file of snapshots or `logsleuth scrape`)
     "metrics": [("source_id", "INTEGER"), ("line_no", "BIGINT"), ("snapshot", "INTEGER"),
@@ -156,7 +160,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
 }
 
 #: tables whose rows come from one source; deleted together on --replace
-PER_SOURCE_TABLES = ["metrics", "gpu_samples", "bench_requests", "telemetry_sources", "env_reports", "lines_other", "lines_bulk", "templates", "config", "events", "decode_stats", "decode_primary",
+PER_SOURCE_TABLES = ["source_state", "metrics", "gpu_samples", "bench_requests", "telemetry_sources", "env_reports", "lines_other", "lines_bulk", "templates", "config", "events", "decode_stats", "decode_primary",
                      "prefill_stats",
                      "spec_stats", "errors", "bench_results", "runs", "sources"]
 

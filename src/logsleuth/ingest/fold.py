@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..formats.grammar import Pattern
-from .normalize import PRELAUNCH
+from .read import READ_COLUMNS
 
 #: a line that ends a Python traceback: "pkg.SomeError: message"
 _EXC_LINE = r"^(?:[A-Za-z_][\w.]*\.)?((?:[A-Za-z_]\w*)?(?:Error|Exception|Exit|Interrupt|Failure|Dead\w*|Warning))(?::\s*(.*))?$"
@@ -26,7 +26,8 @@ _FRAME = r'^\s*File "[^"]*", line \d+'
 _BLANK = r"^\s*$"
 _MAX_CARRY = 20000  # a "record" longer than this is cut rather than carried forever
 
-BENCH_NUMERIC = {"backend"}  # (the only text column; everything else is numeric)
+BENCH_NUMERIC = {"backend"}
+  # (the only text column; everything else is numeric)
 
 
 @dataclass
@@ -36,13 +37,19 @@ class Folded:
     bench: pl.DataFrame | None
     carry: pl.DataFrame | None
     inner_error_lines: set  # line_no of error-pattern lines swallowed by a traceback
-
-
-_BENCH_NAMES = ["bench_title", "bench_row", "bench_section", "bench_close"]
+    # not final, and the whole frame is one record that may continue (it is folded as it is,
+    # since a carry that never shrinks would never be stored; the last chunk of an ingest
+    # keeps it as the open tail instead)
+    all_open: bool = False
 
 
 def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, str],
          final: bool) -> Folded:
+    # grammar roles (parsers/*.toml [roles]): the lines of a benchmark block, and launch chatter
+    bench = _BenchRoles([p.name for p in patterns if "bench" in p.roles],
+                        [p.name for p in patterns if "bench_start" in p.roles],
+                        [p.name for p in patterns if "bench_end" in p.roles])
+    prelaunch = [p.name for p in patterns if "prelaunch" in p.roles]
     roles = {p.name: p.fold for p in patterns if p.fold}
     f = frame.with_columns(
         pl.col("pattern").replace_strict(roles, default=None, return_dtype=pl.Utf8).alias("_role"))
@@ -54,11 +61,11 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
     # dropped row is neither body nor start, so it forms its own group, and every shift below
     # looks at most two rows back or one row ahead of a relevant row, which are kept.
     relevant = (pl.col("_role").is_not_null() | (pl.col("table") == "errors").fill_null(False)
-                | pl.col("pattern").is_in(_BENCH_NAMES).fill_null(False))
+                | pl.col("pattern").is_in(bench.lines).fill_null(False))
     f = f.with_columns(relevant.alias("_rel")).with_row_index("_row")
     keep = (pl.col("_rel") | pl.col("_rel").shift(-1).fill_null(False) | pl.col("_rel").shift(-2).fill_null(False)
             | pl.col("_rel").shift(1).fill_null(False) | (pl.col("_row") == 0) | (pl.col("_row") == n - 1))
-    c = _flags(f.filter(keep))
+    c = _flags(f.filter(keep), bench)
 
     cut = n
     if not final and n:
@@ -67,7 +74,7 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
         cut = min(cut, gid_start)
         last_b = c["_bgrp"][-1]
         # pre-launch chatter at the end of the chunk may belong to a launch in the next one
-        pre = f["pattern"].is_in(PRELAUNCH).fill_null(False)
+        pre = f["pattern"].is_in(prelaunch).fill_null(False)
         if pre[-1]:
             breaks = (~pre).arg_true()
             cut = min(cut, int(breaks[-1]) + 1 if breaks.len() else 0)
@@ -75,8 +82,11 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
             b_start = c.select(pl.col("_row").filter(pl.col("_bgrp") == last_b).first()).item()
             cut = min(cut, b_start)
     carry = None
+    all_open = not final and n > 0 and cut == 0 and n <= _MAX_CARRY
     if 0 < cut < n and n - cut <= _MAX_CARRY:
-        carry = frame.slice(cut).select(["line_no", "raw", "truncated"])
+        # the read columns only (they are parsed again with the next chunk), byte offsets and
+        # per-line counters included
+        carry = frame.slice(cut).select([c for c in READ_COLUMNS if c in frame.columns])
         f = f.slice(0, cut)
         c = c.filter(pl.col("_row") < cut)
 
@@ -85,7 +95,7 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
     in_tb_body = pl.col("_in_tb") & ~pl.col("_s2") & ((pl.col("table") != "errors").fill_null(True)
                                                       | (pl.col("_role") == "start").fill_null(False))
     stray_body = (pl.col("_role") == "body") & ~pl.col("_in_tb")
-    stray_bench = pl.col("pattern").is_in(_BENCH_NAMES).fill_null(False) & ~pl.col("_bmember")
+    stray_bench = pl.col("pattern").is_in(bench.lines).fill_null(False) & ~pl.col("_bmember")
     indented = pl.col("msg").str.contains(r"^\s+\S")
     stray_blank = stray_body & pl.col("msg").str.contains(_BLANK).fill_null(False)
     c = c.with_columns(
@@ -107,10 +117,18 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
     bench = _bench_rows(c, bench_columns)
     keep_cols = [col for col in frame.columns if col not in ("pattern", "table")] + ["pattern", "table"]
     keep_cols = [col for col in keep_cols if col in f.columns]
-    return Folded(f.select(keep_cols), errors, bench, carry, inner)
+    return Folded(f.select(keep_cols), errors, bench, carry, inner, all_open)
 
 
-def _flags(f: pl.DataFrame) -> pl.DataFrame:
+@dataclass(frozen=True)
+class _BenchRoles:
+    """Pattern names of the grammar roles bench (every line of a block), bench_start, bench_end."""
+    lines: list
+    start: list
+    end: list
+
+
+def _flags(f: pl.DataFrame, bench: _BenchRoles) -> pl.DataFrame:
     """Traceback groups (``_gid``, ``_s2`` start, ``_b2`` body, ``_in_tb``, ``_tail_head``) and
     benchmark blocks (``_bgrp``, ``_bmember``) as columns, by cumulative sums over flags."""
     is_start = (pl.col("_role") == "start") & (pl.col("table") == "errors")
@@ -147,19 +165,19 @@ def _flags(f: pl.DataFrame) -> pl.DataFrame:
     f = f.with_columns(pl.col("_s2").first().over("_gid").alias("_in_tb"))
 
     # ---- benchmark blocks
-    is_title = pl.col("pattern") == "bench_title"
+    is_title = pl.col("pattern").is_in(bench.start)
     f = f.with_columns(
-        pl.col("pattern").is_in(_BENCH_NAMES).fill_null(False).alias("_bflag"),
+        pl.col("pattern").is_in(bench.lines).fill_null(False).alias("_bflag"),
         is_title.fill_null(False).cum_sum().alias("_bgrp"),
     )
     f = f.with_columns((~pl.col("_bflag")).cum_sum().alias("_bbreak"))
     f = f.with_columns(
-        (pl.col("pattern") == "bench_close").fill_null(False).cast(pl.Int32)
+        pl.col("pattern").is_in(bench.end).fill_null(False).cast(pl.Int32)
         .cum_sum().over("_bgrp").alias("_bclose"))
     return f.with_columns(
         ((pl.col("_bgrp") > 0) & pl.col("_bflag")
          & (pl.col("_bbreak") == pl.col("_bbreak").first().over("_bgrp"))
-         & ((pl.col("_bclose") - (pl.col("pattern") == "bench_close").fill_null(False).cast(pl.Int32)) == 0)
+         & ((pl.col("_bclose") - pl.col("pattern").is_in(bench.end).fill_null(False).cast(pl.Int32)) == 0)
          ).alias("_bmember"))
 
 
@@ -211,5 +229,5 @@ def _bench_rows(f: pl.DataFrame, columns: dict[str, str]) -> pl.DataFrame | None
             casts.append(pl.col(col).str.replace_all(",", "").cast(pl.Float64, strict=False).alias(col))
     out = out.with_columns(casts)
     if "accept_rate_pct" in out.columns:
-        out = out.with_columns((pl.col("accept_rate_pct") / 100.0).alias("accept_rate")).drop("accept_rate_pct")
+        out = out.with_columns((pl.col("accept_rate_pct") * 0.01).alias("accept_rate")).drop("accept_rate_pct")
     return out.drop("_bgrp", "_sgl", "_has_backend")

@@ -29,11 +29,25 @@ class TimeState:
     last_month: int | None = None
 
 
+#: years a log timestamp (and ``--year``) may name: from the Unix epoch (a clock never set
+#: prints 1970) to well past any log we will read
+YEARS = (1970, 2199)
+
+
+def check_year(year: int | None) -> None:
+    """Refuse a ``--year`` outside ``YEARS`` (UsageError)."""
+    if year is not None and not YEARS[0] <= year <= YEARS[1]:
+        from ..errors import UsageError
+
+        raise UsageError(f"--year {year}: expected a year from {YEARS[0]} to {YEARS[1]}")
+
+
 def add_timestamps(f: pl.DataFrame, st: TimeState, mtime: float, year: int | None) -> pl.DataFrame:
     mdt = dt.datetime.fromtimestamp(mtime)
     if st.base_date is None:
         st.base_date = mdt.strftime("%Y-%m-%d")
     month = pl.col("md").str.slice(0, 2).cast(pl.Int32, strict=False)
+    check_year(year)
     if st.base_year is None:
         first_month = f.select(month.drop_nulls().first()).item() if "md" in f.columns else None
         if year:
@@ -62,6 +76,8 @@ def add_timestamps(f: pl.DataFrame, st: TimeState, mtime: float, year: int | Non
             .when(pl.col("md").is_not_null()).then(vllm)
             .otherwise(only_time))
     ts = text.str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us")
+    # a year outside YEARS (0000 from a zeroed clock, 9999 garbage) is not a time: no ts
+    ts = pl.when(ts.dt.year().is_between(*YEARS)).then(ts).otherwise(None)
     if st.basis == "" and f.select(pl.col("date").is_null().all() & pl.col("time").is_not_null().any()).item():
         st.basis = "file mtime (time-only timestamps)"
     return f.with_columns(pl.when(pl.col("time").is_not_null()).then(ts).otherwise(None).alias("ts")
@@ -69,15 +85,10 @@ def add_timestamps(f: pl.DataFrame, st: TimeState, mtime: float, year: int | Non
 
 
 #: Chatter a launch prints just before its marker (shell trace of the launch command,
-#: launcher warnings, SGLang's bare post-init warnings): an unbroken streak of such lines
-#: (without timestamp) right before a launch marker belongs to that launch.
-PRELAUNCH = ["shell_trace", "python_warning", "vllm_platform", "env_export", "continuation",
-             "sgl_attn_default", "sgl_spec_max_running", "sgl_overlap_disabled_spec",
-             "sgl_spec_other_notice", "sgl_fa3_fp8_fallback", "dtype_cast", "quant_not_optimized",
-             "launch_wrapper", "launch_command", "date_echo", "hf_notice", "tokenizers_fork"]
-#: vLLM's "Automatically detected platform" is printed (with a timestamp) by the new process
-#: at import, before its banner
-PRELAUNCH_STAMPED = ["vllm_platform"]
+#: launcher warnings, SGLang's bare post-init warnings) is the grammar role "prelaunch";
+#: "prelaunch_stamped" lines (vLLM's "Automatically detected platform", printed with a
+#: timestamp by the new process at import) belong to the next launch stamped or not. The
+#: pattern names are data: parsers/*.toml [roles].
 
 
 @dataclass
@@ -88,14 +99,26 @@ class RunState:
     starts: list = field(default_factory=list)  # (ordinal, line_no)
     pid_starts: list = field(default_factory=list)  # (pid, line_no, ordinal) of Ray-tagged launches
     mv_tail_from: int | None = None  # first line of the pre-launch streak that ended the last chunk
+    # run_id of each ordinal (index): consecutive from base_run_id, but never below ``floor``
+    # (an append may find ids after base_run_id taken by sources ingested in between)
+    run_ids: list = field(default_factory=list)
+    floor: int = 0
+
+    def run_id(self, ordinal: int) -> int:
+        while len(self.run_ids) <= ordinal:
+            self.run_ids.append(self.base_run_id if not self.run_ids
+                                else max(self.run_ids[-1] + 1, self.floor))
+        return self.run_ids[ordinal]
 
 
-def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> pl.DataFrame:
+def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState,
+                roles: dict[str, list[str]]) -> pl.DataFrame:
     # A launch owns the chatter printed just before its marker (shell trace of the launch
     # command, launcher warnings, SGLang's bare post-init warnings): the run starts at the
-    # first line of the unbroken streak of such lines right before the marker.
-    movable = pl.col("pattern").is_in(PRELAUNCH).fill_null(False) & pl.col("ts").is_null() \
-        | pl.col("pattern").is_in(PRELAUNCH_STAMPED).fill_null(False)
+    # first line of the unbroken streak of such lines right before the marker. ``roles`` is
+    # formats.grammar.role_map of the grammars in use.
+    movable = pl.col("pattern").is_in(roles.get("prelaunch", [])).fill_null(False) & pl.col("ts").is_null() \
+        | pl.col("pattern").is_in(roles.get("prelaunch_stamped", [])).fill_null(False)
     f = f.with_columns(movable.alias("_mv"))
     f = f.with_columns((~pl.col("_mv")).cum_sum().alias("_streak"))
     # a streak that began in the previous chunk starts where that chunk's trailing streak began
@@ -141,4 +164,5 @@ def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState) -> p
             warnings.simplefilter("ignore")
             f = f.sort("line_no").join_asof(by_pid, on="line_no", by="pid", strategy="backward")
         f = f.with_columns(pl.coalesce(pl.col("_pord"), pl.col("_ord")).alias("_ord")).drop("_pord")
-    return f.with_columns((pl.col("_ord") + st.base_run_id).cast(pl.Int32).alias("run_id")).drop("_ord")
+    ids = {o: st.run_id(o) for o in range(st.ordinal + 1)}
+    return f.with_columns(pl.col("_ord").replace_strict(ids, return_dtype=pl.Int32).alias("run_id")).drop("_ord")

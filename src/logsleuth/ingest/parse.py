@@ -506,7 +506,9 @@ def _cast(expr: pl.Expr, ftype: str, scale: float | None) -> pl.Expr:
     elif ftype == "float":
         out = expr.str.replace_all(",", "", literal=True).cast(pl.Float64, strict=False)
     elif ftype == "pct":
-        out = expr.str.strip_suffix("%").cast(pl.Float64, strict=False) / 100.0
+        # times 0.01, not / 100: polars divides a one-row column exactly but a longer one by
+        # multiplying with the reciprocal, so a value depended on how many rows its chunk had
+        out = expr.str.strip_suffix("%").cast(pl.Float64, strict=False) * 0.01
     elif ftype == "bool":
         out = expr.str.to_lowercase().is_in(["true", "yes", "1"])
         return out
@@ -514,11 +516,13 @@ def _cast(expr: pl.Expr, ftype: str, scale: float | None) -> pl.Expr:
         out = expr.str.split(",").list.eval(pl.element().str.strip_chars().cast(pl.Float64, strict=False))
     elif ftype == "pct_list":
         out = expr.str.split(",").list.eval(
-            pl.element().str.strip_chars().str.strip_suffix("%").cast(pl.Float64, strict=False) / 100.0)
+            pl.element().str.strip_chars().str.strip_suffix("%").cast(pl.Float64, strict=False) * 0.01)
     else:
         return expr
     if scale is not None:
         out = out * scale
+    if ftype in ("float", "pct"):  # 1e309, 400 nines: not a measurement
+        out = pl.when(out.cast(pl.Float64).is_finite()).then(out).otherwise(None)
     return out
 
 

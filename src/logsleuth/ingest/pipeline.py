@@ -22,14 +22,17 @@ import polars as pl
 
 from ..db import schema
 from ..errors import BadInputError, LogsleuthError
-from ..formats.grammar import default_grammars
-from . import configparse
-from .detect import detect
+from ..formats.check import checked_grammars
+from ..formats.grammar import role_map
+from . import source as source_mod
+from .detect import Detection, detect
 from .fold import fold
 from .normalize import RunState, TimeState, add_timestamps, assign_runs
-from .redact import redact_frame
-from .parse import ShapeCache, extract, parse_frame, patterns_for
-from .read import CHUNK_BYTES, _read_head, check_growth, iter_chunks, open_source
+from .parse import ShapeCache, parse_frame, patterns_for
+from .read import CHUNK_BYTES, READ_COLUMNS, _read_head, check_growth, iter_chunks, open_source
+from ..interrupts import committing
+from .redact import RedactState, redact_frame
+from .write import delete_from_line, reset_derived, store_chunk
 
 
 @dataclass
@@ -42,6 +45,7 @@ class IngestOptions:
     chunk_bytes: int = CHUNK_BYTES
     progress: Callable[[int, int], None] | None = None  # (bytes_done, bytes_total)
     run: int | None = None  # ingest --run: attach telemetry files to this run by hand
+    grammar_dirs: tuple = ()  # --grammar-dir: user grammar folders, loaded after the shipped ones
 
 
 @dataclass
@@ -54,24 +58,6 @@ class IngestResult:
     n_lines: int = 0
     run_ids: list = field(default_factory=list)
     notes: list = field(default_factory=list)
-
-
-_EVENT_CORE = {"value", "text"}
-_BASE = ["line_no", "ts", "run_id", "rank", "tp_rank", "dp_rank", "proc", "msg"]
-
-
-def _insert(con, table: str, frame: pl.DataFrame) -> None:
-    if frame is None or frame.height == 0:
-        return
-    cols = schema.columns(table)
-    present = [c for c in cols if c in frame.columns]
-    # DuckDB reads the Arrow table through a replacement scan of this local variable. Not
-    # con.register(): a registered view is a catalog entry, and inside the one ingest
-    # transaction an unregistered view (with the Arrow data it references) is only freed at
-    # COMMIT, so memory grew with the file (5.6 GB for a 2 GB log).
-    _logsleuth_rows = frame.select(present).to_arrow()  # noqa: F841 (read by name in SQL)
-    names = ", ".join(f'"{c}"' for c in present)
-    con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM _logsleuth_rows")
 
 
 def _next_id(con, table: str, col: str) -> int:
@@ -118,28 +104,72 @@ def _memory_setting(text: str) -> str:
     return text.strip()
 
 
+@dataclass
+class IngestContext:
+    """Everything one ingest of one source carries through its stages (compiled grammar
+    state lives here for the whole file; the carried states are what an append resumes)."""
+    con: object
+    src: object
+    opts: IngestOptions
+    grammars: tuple
+    det: object
+    parse_engine: str
+    source_id: int
+    pats: list
+    by_name: dict
+    launch_rank: dict
+    bench_columns: dict
+    roles: dict  # grammar role -> pattern names (formats.grammar.role_map)
+    tstate: TimeState
+    rstate: RunState
+    shapes: ShapeCache = field(default_factory=ShapeCache)  # pattern per line shape, across chunks
+    spans: dict = field(default_factory=dict)  # field spans per pattern and shape
+    stats: dict = field(default_factory=lambda: dict(_ZERO_STATS))
+    resume: tuple | None = None  # (offset, line_no, time dict, runs dict, stats) at the open tail
+    next_line: int = 1  # number of the line after the last one read
+
+    @property
+    def base_run(self) -> int:
+        return self.rstate.base_run_id
+
+
+_ZERO_STATS = {"bad_bytes": 0, "nul_bytes": 0, "truncated_lines": 0, "crlf_lines": 0}
+
+
+def _engine_for_parsing(det) -> str:
+    if det.kind in ("bench", "unknown", "env_report"):
+        sg, vl = det.scores.get("sglang", 0), det.scores.get("vllm", 0)
+        return "vllm" if vl > sg else ("sglang" if sg > 0 else "none")
+    return det.engine
+
+
 def _ingest_open(con, src, opts: IngestOptions) -> IngestResult:
     existing = fetch_one(con.execute("SELECT source_id FROM sources WHERE sha256 = ?", [src.sha256]))
     if existing and not opts.replace:
         return IngestResult(src.display_name, "skipped", existing[0],
                             notes=["same content already ingested (sha256); use --replace to re-ingest"])
-    grammars = default_grammars()
-    head = _read_head(src.real_path, src.compressed, src.display_name, 256 * 1024).decode("utf-8", "replace")
-    det = detect(head, grammars)
-    parse_engine = det.engine
-    if det.kind in ("bench", "unknown", "env_report"):
-        sg, vl = det.scores.get("sglang", 0), det.scores.get("vllm", 0)
-        parse_engine = "vllm" if vl > sg else ("sglang" if sg > 0 else "none")
+    grammars = checked_grammars(opts.grammar_dirs)
+    cont = None if existing else source_mod.find_continuation(con, src)
+    if cont is not None and opts.replace:  # --replace on a grown file: ingest it anew, same id
+        existing, cont = (cont[0],), None
     con.execute("BEGIN TRANSACTION")
     try:
-        status = "ingested"
-        if existing:
-            _delete_source(con, existing[0])
-            status = "replaced"
-        source_id = existing[0] if existing else _next_id(con, "sources", "source_id")
-        result = _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head)
-        result.status = status
-        con.execute("COMMIT")
+        if cont is not None and not _same_detection(src, grammars, cont[1]):
+            # the head read at the first ingest was too short to tell what the file is, and
+            # the grown head says otherwise: ingest it anew under the same id
+            existing, cont = (cont[0],), None
+        if cont is not None:
+            result = _append(con, src, opts, grammars, *cont)
+        else:
+            status = "ingested"
+            if existing:
+                _delete_source(con, existing[0])
+                status = "replaced"
+            source_id = existing[0] if existing else _next_id(con, "sources", "source_id")
+            result = _ingest_new(con, src, opts, grammars, source_id)
+            result.status = status
+        with committing(src.display_name):  # Ctrl-C/SIGTERM land before or after, never inside
+            con.execute("COMMIT")
         return result
     except BaseException:
         try:  # the original error is the one to report (an interrupt may have ended the transaction)
@@ -149,29 +179,84 @@ def _ingest_open(con, src, opts: IngestOptions) -> IngestResult:
         raise
 
 
+#: bytes of the head that detection reads
+DETECT_BYTES = 256 * 1024
+
+
+def _same_detection(src, grammars, st) -> bool:
+    """Whether detection on the grown file's head still says what it said (only asked while
+    the head it read was shorter than DETECT_BYTES); its scores are then updated."""
+    if st.read_end >= DETECT_BYTES:
+        return True
+    head = _read_head(src.real_path, src.compressed, src.display_name, DETECT_BYTES).decode("utf-8", "replace")
+    det = detect(head, grammars)
+    if (det.kind, det.engine, _engine_for_parsing(det)) != (st.kind, st.engine, st.parse_engine):
+        return False
+    st.scores, st.report_kind = det.scores, det.report_kind
+    return True
+
+
 def _delete_source(con, source_id: int) -> None:
     for table in schema.PER_SOURCE_TABLES:
         con.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
 
 
-def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) -> IngestResult:
+def _context(con, src, opts, grammars, det, parse_engine, source_id, tstate, rstate) -> IngestContext:
     pats = patterns_for(grammars, parse_engine)
-    by_name = {p.name: p for p in pats}
-    launch_rank = {p.name: p.launch for p in pats if p.launch is not None}
-    bench_columns = {}
+    bench_columns: dict = {}
     for g in grammars:
         bench_columns.update(g.extra.get("columns", {}))
+    return IngestContext(con=con, src=src, opts=opts, grammars=grammars, det=det, parse_engine=parse_engine,
+                         source_id=source_id, pats=pats, by_name={p.name: p for p in pats},
+                         launch_rank={p.name: p.launch for p in pats if p.launch is not None},
+                         bench_columns=bench_columns, roles=role_map(grammars), tstate=tstate, rstate=rstate)
+
+
+def _ingest_new(con, src, opts, grammars, source_id) -> IngestResult:
+    head = _read_head(src.real_path, src.compressed, src.display_name, DETECT_BYTES).decode("utf-8", "replace")
+    det = detect(head, grammars)
     base_run = _next_id(con, "runs", "run_id")
-    # runs are provisional ids base_run + ordinal; ordinal 0 holds lines before any launch
-    rstate, tstate = RunState(base_run_id=base_run), TimeState()
+    # runs are ids base_run + ordinal; ordinal 0 holds lines before any launch
+    ctx = _context(con, src, opts, grammars, det, _engine_for_parsing(det), source_id,
+                   TimeState(), RunState(base_run_id=base_run))
     con.execute(
         "INSERT INTO sources (source_id, path, name, sha256, bytes, kind, engine, label, ingested_at, compressed)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [source_id, src.display_name, Path(src.display_name).name, src.sha256, src.size, det.kind,
          det.engine, opts.label, dt.datetime.now(), src.compressed])
+    n_lines = _read_and_store(ctx)
+    return _finish(ctx, head, n_lines, "ingested")
+
+
+def _append(con, src, opts, grammars, source_id: int, st: source_mod.ResumeState) -> IngestResult:
+    """Read only what follows the resume point of an earlier ingest of this file and extend
+    its runs: the open tail is deleted and rebuilt, then the source's runs derived again."""
+    det = Detection(st.kind, st.engine, st.scores, st.report_kind)
+    rstate = st.run_state()
+    reset_derived(con, source_id)
+    delete_from_line(con, source_id, st.resume_line)
+    # new runs take ids after those of sources ingested since (run ids are global)
+    others = fetch_one(con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs WHERE source_id <> ?",
+                                   [source_id]))[0]
+    rstate.floor = max(rstate.floor, int(others))
+    ctx = _context(con, src, opts, grammars, det, st.parse_engine, source_id, st.time_state(), rstate)
+    ctx.stats = dict(st.stats)
+    src.start_offset, src.start_line = st.resume_offset, st.resume_line
+    ctx.next_line = st.resume_line
+    con.execute("UPDATE sources SET path = ?, name = ?, sha256 = ?, bytes = ?, ingested_at = ? WHERE source_id = ?",
+                [src.display_name, Path(src.display_name).name, src.sha256, src.size, dt.datetime.now(), source_id])
+    n_new = _read_and_store(ctx)
+    head = _read_head(src.real_path, src.compressed, src.display_name, DETECT_BYTES).decode("utf-8", "replace")
+    result = _finish(ctx, head, n_new, "appended")
+    result.notes.insert(0, f"appended from line {st.resume_line} (byte {st.resume_offset})")
+    return result
+
+
+def _read_and_store(ctx: IngestContext) -> int:
+    """Parse the source's chunks from its start offset and store them; remember the open
+    tail. Returns the number of lines stored."""
+    src, opts = ctx.src, ctx.opts
     carry = None
-    shapes = ShapeCache()  # pattern per line shape, reused across chunks
-    spans: dict = {}  # field spans per pattern and shape (used by the store thread only)
     n_lines, done_bytes = 0, 0
     # storing a chunk (typed-row extraction and the DuckDB inserts) runs on one worker thread
     # while the next chunk is parsed: polars and DuckDB both release the GIL, so the two
@@ -181,21 +266,47 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
 
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logsleuth-store")
     pending = None
+
+    def submit(f, folded):
+        nonlocal pending, n_lines
+        if pending is not None:
+            pending.result()
+        pending = writer.submit(store_chunk, ctx.con, f, folded, ctx.pats, ctx.by_name, ctx.source_id, ctx.spans)
+        n_lines += f.height
+        _count(ctx.stats, f)
+
+    redact_state = RedactState()  # a multi-line prompt record may span chunks
     try:
         for chunk in _last_final(iter_chunks(src, opts.chunk_bytes)):
             # secrets (and prompts unless --keep-prompts) are masked before anything reads the text,
             # so lines, config, events, errors and templates never hold them
-            fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts)
+            fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts, redact_state)
             frame = fresh if carry is None else pl.concat([carry, fresh], how="vertical_relaxed")
-            parsed = parse_frame(frame, grammars, parse_engine, shapes)
-            folded = fold(parsed.frame, pats, bench_columns, final=chunk.final)
-            carry = folded.carry
-            f = add_timestamps(folded.frame, tstate, src.mtime, opts.year)
-            f = assign_runs(f, launch_rank, rstate)
-            if pending is not None:
-                pending.result()
-            pending = writer.submit(_store_chunk, con, f, folded, pats, by_name, source_id, opts, spans)
-            n_lines += f.height
+            if chunk.frame.height:
+                ctx.next_line = int(chunk.frame["line_no"][-1]) + 1
+            last = None
+            if chunk.final and src.partial is not None:
+                # a last line without its newline may still be written: it belongs to the tail
+                last = frame.filter(pl.col("line_no") >= src.partial[1])
+                frame = frame.filter(pl.col("line_no") < src.partial[1])
+            carry = None
+            if frame.height:
+                # the last chunk too is first folded as if more could follow: what it would
+                # carry is the open tail, where the next append resumes (and which it rebuilds)
+                folded = _fold(ctx, frame, final=False)
+                if chunk.final and folded.all_open:
+                    carry = frame.select(READ_COLUMNS)  # all of it is the open tail
+                else:
+                    carry = folded.carry
+                    submit(_stamp(ctx, folded), folded)
+            if chunk.final:
+                if last is not None and last.height:
+                    carry = last if carry is None else pl.concat([carry, last], how="vertical_relaxed")
+                _remember_tail(ctx, carry)
+                if carry is not None:
+                    folded = _fold(ctx, carry, final=True)
+                    carry = None
+                    submit(_stamp(ctx, folded), folded)
             done_bytes += int(chunk.frame.select(pl.col("raw").str.len_bytes().sum()).item() or 0)
             if opts.progress:
                 opts.progress(min(done_bytes, src.size), src.size)
@@ -203,7 +314,48 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
             pending.result()
     finally:
         writer.shutdown(wait=True)
+    if ctx.resume is None:  # nothing new was read (an append of nothing but the old tail)
+        _remember_tail(ctx, None)
+    return n_lines
+
+
+def _fold(ctx: IngestContext, frame: pl.DataFrame, final: bool):
+    parsed = parse_frame(frame, ctx.grammars, ctx.parse_engine, ctx.shapes)
+    return fold(parsed.frame, ctx.pats, ctx.bench_columns, final=final)
+
+
+def _stamp(ctx: IngestContext, folded) -> pl.DataFrame:
+    """Timestamps and run ids of the folded lines to store (advances the carried states)."""
+    f = add_timestamps(folded.frame, ctx.tstate, ctx.src.mtime, ctx.opts.year)
+    return assign_runs(f, ctx.launch_rank, ctx.rstate, ctx.roles)
+
+
+def _count(stats: dict, f: pl.DataFrame) -> None:
+    """Counters of the stored lines (the open tail is counted when it is stored for good)."""
+    if f.height == 0:
+        return
+    row = f.select(pl.col("_bad").sum(), pl.col("_nul").sum(), pl.col("truncated").sum(), pl.col("_cr").sum()).row(0)
+    for key, v in zip(("bad_bytes", "nul_bytes", "truncated_lines", "crlf_lines"), row):
+        stats[key] += int(v or 0)
+
+
+def _remember_tail(ctx: IngestContext, tail: pl.DataFrame | None) -> None:
+    """Snapshot the carried state at the open tail (the lines not stored yet that a record
+    still open at the end may continue, or a last line without its newline), or at the end
+    of the text when there is no tail."""
+    if tail is not None and tail.height:
+        offset, line_no = int(tail["_off"][0]), int(tail["line_no"][0])
+    else:
+        offset, line_no = ctx.src.read_end, ctx.next_line
+    time_d, runs_d = source_mod.snapshot(ctx.tstate, ctx.rstate)
+    # the counters cover the lines stored so far: the tail is counted when it is stored for good
+    ctx.resume = (offset, line_no, time_d, runs_d, dict(ctx.stats))
+
+
+def _finish(ctx: IngestContext, head: str, n_lines: int, status: str) -> IngestResult:
+    src, det, con = ctx.src, ctx.det, ctx.con
     check_growth(src)
+    src.stats.update(ctx.stats)
     from ..derive.runs import finalize_source
 
     notes = []
@@ -211,15 +363,41 @@ def _run_pipeline(con, src, opts, grammars, det, parse_engine, source_id, head) 
         notes.append("unknown format: stored as raw lines with mined templates")
     if src.grew:
         notes.append("file grew while ingesting: only the bytes present at start were read")
-    if src.stats["bad_bytes"]:
-        notes.append(f"{src.stats['bad_bytes']} invalid UTF-8 byte(s) replaced")
-    if src.stats["nul_bytes"]:
-        notes.append(f"{src.stats['nul_bytes']} NUL byte(s) replaced")
-    if src.stats["truncated_lines"]:
-        notes.append(f"{src.stats['truncated_lines']} over-long line(s) stored truncated")
-    run_ids = finalize_source(con, source_id, det, src, tstate, base_run, opts, head)
-    return IngestResult(src.display_name, "ingested", source_id, det.kind, det.engine, n_lines,
+    if ctx.stats["bad_bytes"]:
+        notes.append(f"{ctx.stats['bad_bytes']} invalid UTF-8 byte(s) replaced")
+    if ctx.stats["nul_bytes"]:
+        notes.append(f"{ctx.stats['nul_bytes']} NUL byte(s) replaced")
+    if ctx.stats["truncated_lines"]:
+        notes.append(f"{ctx.stats['truncated_lines']} over-long line(s) stored truncated")
+    _merge_prelaunch_run(con, ctx)
+    run_ids = finalize_source(con, ctx.source_id, det, src, ctx.tstate, ctx.base_run, ctx.opts, head)
+    offset, line_no, time_d, runs_d, stats = ctx.resume
+    head_len, head_sha, edge_sha = source_mod.fingerprint(src.real_path, src.compressed, src.read_end)
+    st = source_mod.ResumeState(
+        resume_offset=offset, resume_line=line_no, read_end=src.read_end, head_len=head_len,
+        head_sha=head_sha, edge_sha=edge_sha, kind=det.kind, engine=det.engine,
+        parse_engine=ctx.parse_engine, scores=det.scores, report_kind=det.report_kind, time=time_d,
+        runs=runs_d, stats=stats, real_path=os.path.abspath(src.real_path),
+        family=source_mod.rotation_family(str(src.real_path)))
+    if not src.cleanup:  # stdin cannot be continued
+        source_mod.save(con, ctx.source_id, st)
+    return IngestResult(src.display_name, status, ctx.source_id, det.kind, det.engine, n_lines,
                         run_ids, notes)
+
+
+def _merge_prelaunch_run(con, ctx: IngestContext) -> None:
+    """Run derivation merges the lines before the first launch (run base_run) into the first
+    run, which it takes to be base_run + 1. After an append the first run may have had to
+    take a later id (ids taken by sources ingested in between): merge into it here."""
+    ids = ctx.rstate.run_ids
+    if len(ids) < 2 or ids[1] == ids[0] + 1:
+        return
+    from ..derive.runs import RUN_TABLES, _has_activity
+
+    if _has_activity(con, ctx.source_id, ids[0]):
+        return
+    for t in RUN_TABLES:
+        con.execute(f"UPDATE {t} SET run_id = ? WHERE source_id = ? AND run_id = ?", [ids[1], ctx.source_id, ids[0]])
 
 
 def _last_final(chunks):
@@ -233,112 +411,3 @@ def _last_final(chunks):
     if prev is not None:
         prev.final = True
         yield prev
-
-
-def _attrs_json(frame: pl.DataFrame, extra_cols: list[str]) -> pl.Expr:
-    if not extra_cols:
-        return pl.lit(None, dtype=pl.Utf8)
-    return pl.struct([pl.col(c) for c in extra_cols]).struct.json_encode()
-
-
-def _store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, opts, spans: dict) -> None:
-    bulk_patterns = [p.name for p in pats if p.bulk]
-    sid = pl.lit(source_id, dtype=pl.Int32).alias("source_id")
-    line_ctx = f.select("line_no", "ts", "run_id")
-    tables = extract(f, pats, spans)
-    tb_lines = set()
-    if folded.errors is not None:
-        tb_lines = set(folded.errors["line_no"].to_list()) | folded.inner_error_lines
-    inner_kinds = {}
-    for table, parts in tables.items():
-        for part in parts:
-            if "run_id" not in part.columns:  # (extract carries ts and run_id when the frame has them)
-                part = part.join(line_ctx, on="line_no", how="left")
-            if table == "events":
-                _store_events(con, part, sid)
-            elif table == "errors":
-                in_tb = part.filter(pl.col("line_no").is_in(list(tb_lines)))
-                for row in in_tb.select([c for c in ("line_no", "kind", "fatal") if c in in_tb.columns]).iter_rows(named=True):
-                    inner_kinds[row["line_no"]] = row
-                alone = part.filter(~pl.col("line_no").is_in(list(tb_lines)))
-                if alone.height:
-                    alone = alone.with_columns(
-                        pl.coalesce([pl.col("message")] if "message" in alone.columns else [] + [pl.col("msg")]).alias("message")
-                        if "message" in alone.columns else pl.col("msg").alias("message"))
-                    _insert(con, "errors", alone.with_columns(sid))
-            elif table == "config":
-                _store_config(con, part, by_name, source_id)
-            elif table in ("lines", "bench_results"):  # bench rows come from fold (one per block)
-                continue
-            else:
-                _insert(con, table, part.with_columns(sid))
-    if folded.errors is not None:
-        _store_tracebacks(con, folded.errors, f, line_ctx, inner_kinds, by_name, sid)
-    if folded.bench is not None:
-        bench = folded.bench.join(line_ctx, on="line_no", how="left").with_columns(sid)
-        _insert(con, "bench_results", bench)
-    raw = pl.col("raw")  # (redacted on read)
-    if f["raw"].str.contains("\x1b", literal=True).any():
-        raw = raw.str.replace_all(r"\x1b\[[0-9;?]*[A-Za-z]", "")
-    lines = f.select(
-        sid, "line_no", "run_id",
-        pl.coalesce(pl.col("table"), pl.lit("unparsed")).alias("kind"),
-        pl.col("pattern"), pl.col("truncated"), raw.alias("raw"),
-    )
-    bulk = lines["pattern"].is_in(bulk_patterns).fill_null(False) if bulk_patterns else None
-    if bulk is not None and bulk.any():
-        _insert(con, "lines_bulk", lines.filter(bulk))
-        lines = lines.filter(~bulk)
-    _insert(con, "lines_other", lines)
-
-
-def _store_events(con, part: pl.DataFrame, sid) -> None:
-    fixed = {"line_no", "ts", "run_id", "rank", "tp_rank", "dp_rank", "proc", "pid", "msg", "level",
-             "date", "md", "time", "_kind", "_pattern", "value", "text"}
-    extra = [c for c in part.columns if c not in fixed]
-    ev = part.with_columns(
-        pl.col("_kind").alias("kind"),
-        pl.col("msg").str.slice(0, 2000).alias("message"),
-        (pl.col("value").cast(pl.Float64, strict=False) if "value" in part.columns
-         else pl.lit(None, dtype=pl.Float64)).alias("value"),
-        (pl.col("text").cast(pl.Utf8) if "text" in part.columns else pl.lit(None, dtype=pl.Utf8)).alias("text"),
-        _attrs_json(part, extra).alias("attrs"),
-        sid,
-    )
-    _insert(con, "events", ev)
-
-
-def _store_config(con, part: pl.DataFrame, by_name, source_id: int) -> None:
-    rows = []
-    for line_no, run_id, pattern, msg in part.select("line_no", "run_id", "_pattern", "msg").iter_rows():
-        p = by_name[pattern]  # config dumps are rare lines: Python per line is fine here
-        origin = p.config_source or p.parser
-        for key, value in configparse.parse_config_line(p.parser, msg):
-            rows.append((source_id, line_no, run_id, origin, key, value))
-    if rows:
-        frame = pl.DataFrame(rows, schema={"source_id": pl.Int32, "line_no": pl.Int64, "run_id": pl.Int32,
-                                           "origin": pl.Utf8, "key": pl.Utf8, "value": pl.Utf8}, orient="row")
-        _insert(con, "config", frame)
-
-
-def _store_tracebacks(con, tb: pl.DataFrame, f, line_ctx, inner_kinds, by_name, sid) -> None:
-    tb = tb.join(line_ctx, on="line_no", how="left")
-    kinds, fatals = [], []
-    for head_line, last_line, head_pattern, exc_type in tb.select(
-            "line_no", "last_line", "head_pattern", "exc_type").iter_rows():
-        p = by_name.get(head_pattern)
-        kind = (p.const.get("kind") if p else None)
-        fatal = (p.const.get("fatal") if p else None)
-        # the last error line of the record names the exception that propagated: it decides first
-        inner = [v for k, v in sorted(inner_kinds.items(), reverse=True) if head_line <= k <= last_line]
-        head_row = inner_kinds.get(head_line)
-        if head_row and head_row.get("kind"):
-            kind = kind or head_row.get("kind")
-        for v in inner:
-            kind = kind or v.get("kind")
-            fatal = fatal if fatal is not None else v.get("fatal")
-        kinds.append(kind or (exc_type or "traceback"))
-        fatals.append(bool(fatal) if fatal is not None else False)
-    tb = tb.with_columns(pl.Series("kind", kinds, dtype=pl.Utf8), pl.Series("fatal", fatals, dtype=pl.Boolean),
-                         sid)
-    _insert(con, "errors", tb)

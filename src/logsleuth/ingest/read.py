@@ -28,11 +28,15 @@ from typing import BinaryIO, Iterator
 import polars as pl
 
 from ..errors import BadInputError
+from .redact import redact_name
 
 CHUNK_BYTES = 16 * 1024 * 1024  # peak RSS ~0.6-0.8 GB whatever the file size (32 MiB: ~0.9 GB)
 #: longer lines are stored cut to this many bytes, with lines.truncated = true
 MAX_LINE_BYTES = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
+#: the columns of a chunk as read, in this order: line number, text, cut flag, stream offset of
+#: the line's start, replaced invalid bytes, NUL bytes, whether a CR was dropped
+READ_COLUMNS = ["line_no", "raw", "truncated", "_off", "_bad", "_nul", "_cr"]
 _ANSI = r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07"
 
 
@@ -50,8 +54,21 @@ class Source:
         "bad_bytes": 0, "nul_bytes": 0, "truncated_lines": 0, "crlf_lines": 0,
     })
     grew: bool = False
+    # where reading starts (incremental append resumes after what an earlier ingest stored):
+    # a byte offset in the (decompressed) stream, always at the start of a line, and its number
+    start_offset: int = 0
+    start_line: int = 1
+    # set by iter_chunks: the (decompressed) offset after the last byte read, and the
+    # (offset, line_no) of a last line that had no newline yet (None when the text ended
+    # with one): the next append re-reads from there
+    read_end: int = 0
+    partial: tuple | None = None
 
     def close(self) -> None:
+        spool = _SPOOLS.pop(str(self.real_path), None)
+        if spool is not None:  # an anonymous stdin spool: closing it frees the space
+            spool.close()
+            return
         if self.cleanup:
             try:
                 os.unlink(self.real_path)
@@ -158,18 +175,18 @@ def open_source(path: str) -> Source:
     databases, random bytes, other compression formats), and corrupt gzip data.
     """
     if path == "-":
-        spool = tempfile.NamedTemporaryFile(prefix="logsleuth-stdin-", delete=False)
-        with spool:
-            shutil.copyfileobj(sys.stdin.buffer, spool)
-        real = Path(spool.name)
+        real = _spool_stdin()
         display, cleanup = "<stdin>", True
     else:
         real = _check_path(path)
-        display, cleanup = path, False
+        display, cleanup = redact_name(path), False  # a token in a file name is not stored or shown
     try:
         return _validate(path, real, display, cleanup)
     except BaseException:
-        if cleanup:
+        spool = _SPOOLS.pop(str(real), None)
+        if spool is not None:
+            spool.close()
+        elif cleanup:
             try:
                 os.unlink(real)
             except OSError:
@@ -177,10 +194,37 @@ def open_source(path: str) -> Source:
         raise
 
 
+#: open anonymous spool files of stdin, by the path they are read through
+_SPOOLS: dict[str, BinaryIO] = {}
+
+
+def _spool_stdin() -> Path:
+    """stdin copied to a temporary file that has no name (O_TMPFILE, or unlinked as soon as
+    it is created), so that no copy of the input outlives the process, even after kill -9.
+    It is read back through /proc/self/fd; where that does not exist, a named file is used
+    and removed by ``Source.close``."""
+    fd_dir = Path("/proc/self/fd")
+    if fd_dir.is_dir():
+        fh = tempfile.TemporaryFile(prefix="logsleuth-stdin-")
+        shutil.copyfileobj(sys.stdin.buffer, fh)
+        fh.flush()
+        real = fd_dir / str(fh.fileno())
+        _SPOOLS[str(real)] = fh
+        return real
+    with tempfile.NamedTemporaryFile(prefix="logsleuth-stdin-", delete=False) as spool:
+        shutil.copyfileobj(sys.stdin.buffer, spool)
+    return Path(spool.name)
+
+
 def _check_path(path: str) -> Path:
     real = Path(path)
     if not real.exists():
         if os.path.lexists(real):
+            try:
+                os.stat(real)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise BadInputError(f"{path}: symbolic link loop (the link leads back to itself)") from None
             raise BadInputError(f"{path}: broken symbolic link")
         raise BadInputError(f"{path}: no such file")
     if real.is_dir():
@@ -270,20 +314,24 @@ class _Limited(io.RawIOBase):
         return n or 0
 
 
-def _byte_stream(src: Source) -> BinaryIO:
-    raw = open(src.real_path, "rb")
-    if src.compressed:
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-    return io.BufferedReader(_Limited(raw, src.size), buffer_size=1 << 20)  # type: ignore[arg-type]
+def _lines_frame(text: str, first_line_no: int, cut_flags: list[int], offsets, replaced: bool) -> pl.DataFrame:
+    """Split decoded text into physical lines (slow path: text that needed replacement).
 
-
-def _lines_frame(text: str, first_line_no: int, cut_flags: list[int]) -> pl.DataFrame:
-    """Split decoded text into physical lines (slow path: text that needed replacement)."""
+    ``offsets``: the byte offset of each line's start (from the undecoded bytes: decoding
+    with replacement never adds or removes a newline). Per line, ``_bad`` counts the
+    replacement characters when the block needed replacement, ``_nul`` the NUL bytes
+    (shown as U+FFFD), so the stored lines carry their own counts."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     lines = pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten()
     frame = pl.DataFrame({"raw": pl.from_arrow(lines)}).with_row_index("line_no", offset=first_line_no)
+    frame = frame.with_columns(
+        pl.Series("_off", offsets, dtype=pl.Int64),
+        (pl.col("raw").str.count_matches("\ufffd", literal=True) if replaced else pl.lit(0))
+        .cast(pl.Int32).alias("_bad"),
+        pl.col("raw").str.count_matches("\x00", literal=True).cast(pl.Int32).alias("_nul"))
+    frame = frame.with_columns(pl.col("raw").str.replace_all("\x00", "\ufffd", literal=True))
     return _finish_frame(frame, cut_flags)
 
 
@@ -301,7 +349,7 @@ def _finish_frame(frame: pl.DataFrame, cut_flags: list[int]) -> pl.DataFrame:
     )
 
 
-def _fast_frame(buf, lo: int, hi: int, first_line_no: int) -> pl.DataFrame | None:
+def _fast_frame(buf, lo: int, hi: int, first_line_no: int, base: int = 0) -> pl.DataFrame | None:
     """Lines of ``buf[lo:hi]``, a block of whole lines each ending in ``\n``, without a Python
     loop and without copying the text through Python strings: newline offsets come from
     numpy, the bytes become an Arrow string array in place, Arrow validates the UTF-8.
@@ -324,35 +372,40 @@ def _fast_frame(buf, lo: int, hi: int, first_line_no: int) -> pl.DataFrame | Non
         return None
     raw = pl.from_arrow(arr).str.strip_suffix("\n")
     frame = pl.DataFrame({"raw": raw}).with_row_index("line_no", offset=first_line_no)
+    zero = pl.lit(0, dtype=pl.Int32)
+    frame = frame.with_columns(pl.Series("_off", offsets[:-1] + base, dtype=pl.Int64),
+                               zero.alias("_bad"), zero.alias("_nul"))
     return _finish_frame(frame, [])
 
 
 def _block_frame(buf, lo: int, hi: int, src: Source, first_line_no: int, cut_flags: list[int],
-                 has_nl: bool) -> pl.DataFrame:
+                 has_nl: bool, base: int) -> pl.DataFrame:
     """Frame of the lines of ``buf[lo:hi]`` (which ends in the newline of its last line when
-    ``has_nl``; that newline does not start another line)."""
+    ``has_nl``; that newline does not start another line); ``base`` is the stream offset of
+    ``buf[lo]``."""
+    import numpy as np
+
     if not cut_flags:
         if has_nl:
-            frame = _fast_frame(buf, lo, hi, first_line_no)
+            frame = _fast_frame(buf, lo, hi, first_line_no, base)
         else:
             tmp = bytearray(buf[lo:hi]) + b"\n"
-            frame = _fast_frame(tmp, 0, len(tmp), first_line_no)
+            frame = _fast_frame(tmp, 0, len(tmp), first_line_no, base)
         if frame is not None:
             return frame
     block = bytes(buf[lo:hi - 1] if has_nl else buf[lo:hi])
-    return _lines_frame(_decode(block, src), first_line_no, cut_flags)
+    nl = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)
+    offsets = np.concatenate([[0], nl + 1]).astype(np.int64) + base
+    text, replaced = _decode(block)
+    return _lines_frame(text, first_line_no, cut_flags, offsets, replaced)
 
 
-def _decode(block: bytes, src: Source) -> str:
+def _decode(block: bytes) -> tuple[str, bool]:
+    """(text, whether invalid UTF-8 was replaced); NUL bytes are left for _lines_frame."""
     try:
-        text = block.decode("utf-8")
+        return block.decode("utf-8"), False
     except UnicodeDecodeError:
-        text = block.decode("utf-8", errors="replace")
-        src.stats["bad_bytes"] += text.count("\ufffd")
-    if "\x00" in text:
-        src.stats["nul_bytes"] += text.count("\x00")
-        text = text.replace("\x00", "\ufffd")
-    return text
+        return block.decode("utf-8", errors="replace"), True
 
 
 def _read_into(stream, view) -> int:
@@ -365,16 +418,35 @@ def _read_into(stream, view) -> int:
     return got
 
 
+def _byte_stream(src: Source) -> BinaryIO:
+    """The source's bytes from ``src.start_offset`` on (decompressed for gzip), up to the
+    size it had when it was opened."""
+    raw = open(src.real_path, "rb")
+    if src.compressed:
+        stream = gzip.GzipFile(fileobj=raw, mode="rb")
+        if src.start_offset:
+            stream.seek(src.start_offset)  # forward seek: decompresses and drops the prefix
+        return stream  # type: ignore[return-value]
+    raw.seek(src.start_offset)
+    return io.BufferedReader(_Limited(raw, max(0, src.size - src.start_offset)),  # type: ignore[arg-type]
+                             buffer_size=1 << 20)
+
+
 def iter_chunks(src: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk]:
     """Yield chunks of whole lines. A line longer than a chunk is cut (bounded memory).
 
-    Each chunk is read into a fresh buffer (the frame's text may point into it), after the
-    unfinished last line of the previous one; nothing is copied through Python strings on
-    the fast path."""
-    line_no = 1
+    Reading starts at ``src.start_offset`` (line number ``src.start_line``). Each chunk is
+    read into a fresh buffer (the frame's text may point into it), after the unfinished last
+    line of the previous one; nothing is copied through Python strings on the fast path.
+    Frames carry ``_off`` (the stream offset where each line starts) and the per-line
+    counts ``_bad``/``_nul``/``_cr``; ``src.read_end`` and ``src.partial`` tell where the
+    text ended."""
+    line_no = src.start_line
+    pos = src.start_offset  # stream offset of buf[0]
+    src.read_end, src.partial = pos, None
     pending = b""
-    cut_pending = False  # we are skipping the rest of an over-long line
-    left = None if src.compressed else src.size  # bytes still to read (known when not gzip)
+    cut_pending = None  # (offset, line_no) of an over-long line whose rest is being skipped
+    left = None if src.compressed else max(0, src.size - src.start_offset)  # bytes still to read
     try:
         with _byte_stream(src) as stream:
             while True:
@@ -388,19 +460,27 @@ def iter_chunks(src: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChu
                         left = 0
                 eof = n == 0
                 lo, hi = 0, len(pending) + n
-                if cut_pending:
+                src.read_end = pos + hi
+                if cut_pending is not None:
                     nl = buf.find(b"\n", lo, hi)
-                    if nl < 0 and not eof:
+                    if nl < 0:
+                        if eof:  # the file ends inside the over-long line: re-read it next time
+                            src.partial = cut_pending
+                            return
+                        pos += hi
+                        pending = b""
                         continue  # still inside the over-long line: drop the bytes
-                    lo = nl + 1 if nl >= 0 else hi
-                    cut_pending = False
+                    lo = nl + 1
+                    cut_pending = None
                 if eof:
                     has_nl = hi > lo and buf[hi - 1] == 10
-                    if hi == lo and line_no > 1:
+                    if hi - (1 if has_nl else 0) <= lo and line_no > src.start_line:
                         return
-                    if hi - (1 if has_nl else 0) == lo and line_no > 1:
-                        return
-                    frame = _block_frame(buf, lo, hi, src, line_no, [], has_nl)
+                    if hi == lo and line_no == src.start_line and src.start_offset:
+                        return  # an append with nothing new after the resume point
+                    frame = _block_frame(buf, lo, hi, src, line_no, [], has_nl, pos + lo)
+                    if not has_nl:
+                        src.partial = (pos + lo + int(_last_start(buf, lo, hi)), line_no + frame.height - 1)
                     yield LineChunk(_post(frame, src), final=True)
                     return
                 nl = buf.rfind(b"\n", lo, hi)
@@ -408,27 +488,35 @@ def iter_chunks(src: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChu
                     if hi - lo >= chunk_bytes:
                         # one line longer than a whole chunk: keep its head, skip the rest
                         head = bytes(buf[lo:lo + MAX_LINE_BYTES])
-                        frame = _block_frame(head, 0, len(head), src, line_no, [line_no], False)
+                        frame = _block_frame(head, 0, len(head), src, line_no, [line_no], False, pos + lo)
+                        cut_pending = (pos + lo, line_no)
                         line_no += 1
-                        pending, cut_pending = b"", True
+                        pos += hi
+                        pending = b""
                         yield LineChunk(_post(frame, src), final=False)
                     else:
+                        pos += lo
                         pending = bytes(buf[lo:hi])
                     continue
                 pending = bytes(buf[nl + 1:hi])
-                frame = _block_frame(buf, lo, nl + 1, src, line_no, [], True)
+                frame = _block_frame(buf, lo, nl + 1, src, line_no, [], True, pos + lo)
                 line_no += frame.height
+                pos += nl + 1
                 yield LineChunk(_post(frame, src), final=False)
     except (OSError, EOFError, zlib.error) as exc:
         raise BadInputError(f"{src.display_name}: corrupt or truncated data ({exc})") from None
 
 
+def _last_start(buf, lo: int, hi: int) -> int:
+    """Offset (from ``lo``) where the last line of ``buf[lo:hi]`` starts (no newline after it)."""
+    nl = buf.rfind(b"\n", lo, hi)
+    return 0 if nl < 0 else nl + 1 - lo
+
+
 def _post(frame: pl.DataFrame, src: Source) -> pl.DataFrame:
-    """Drop trailing CR (CRLF files, vLLM multi-line records) and count what was cut."""
-    crlf = frame.select(pl.col("raw").str.ends_with("\r").sum()).item()
-    src.stats["crlf_lines"] += int(crlf or 0)
-    src.stats["truncated_lines"] += int(frame.select(pl.col("truncated").sum()).item() or 0)
-    return frame.with_columns(pl.col("raw").str.strip_suffix("\r"))
+    """Drop trailing CR (CRLF files, vLLM multi-line records), flagged per line in ``_cr``."""
+    return frame.with_columns(pl.col("raw").str.ends_with("\r").alias("_cr"),
+                              pl.col("raw").str.strip_suffix("\r")).select(READ_COLUMNS)
 
 
 def strip_ansi(expr: pl.Expr) -> pl.Expr:

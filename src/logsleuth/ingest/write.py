@@ -1,0 +1,164 @@
+"""Store parsed chunks: typed rows and every line, through one writer.
+
+Contract: ``store_chunk(con, frame, folded, ctx)`` inserts the typed rows a parsed, folded
+chunk produced (events, stats, config, errors with folded tracebacks, benchmark blocks)
+and each of its lines into ``lines_other`` / ``lines_bulk``; frames go to DuckDB as Arrow
+tables, by column name. ``delete_from_line`` removes the rows of a source from a line on
+(the open tail an append rebuilds); ``reset_derived`` removes what run derivation adds, so
+that deriving again gives what one ingest of the whole file gives.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from ..db import schema
+from . import configparse
+from .parse import extract
+
+_EVENT_CORE = {"value", "text"}
+
+
+def insert(con, table: str, frame: pl.DataFrame) -> None:
+    if frame is None or frame.height == 0:
+        return
+    cols = schema.columns(table)
+    present = [c for c in cols if c in frame.columns]
+    # DuckDB reads the Arrow table through a replacement scan of this local variable. Not
+    # con.register(): a registered view is a catalog entry, and inside the one ingest
+    # transaction an unregistered view (with the Arrow data it references) is only freed at
+    # COMMIT, so memory grew with the file (5.6 GB for a 2 GB log).
+    _logsleuth_rows = frame.select(present).to_arrow()  # noqa: F841 (read by name in SQL)
+    names = ", ".join(f'"{c}"' for c in present)
+    con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM _logsleuth_rows")
+
+
+def _attrs_json(frame: pl.DataFrame, extra_cols: list[str]) -> pl.Expr:
+    if not extra_cols:
+        return pl.lit(None, dtype=pl.Utf8)
+    return pl.struct([pl.col(c) for c in extra_cols]).struct.json_encode()
+
+
+def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, spans: dict) -> None:
+    bulk_patterns = [p.name for p in pats if p.bulk]
+    sid = pl.lit(source_id, dtype=pl.Int32).alias("source_id")
+    line_ctx = f.select("line_no", "ts", "run_id")
+    tables = extract(f, pats, spans)
+    tb_lines = set()
+    if folded.errors is not None:
+        tb_lines = set(folded.errors["line_no"].to_list()) | folded.inner_error_lines
+    inner_kinds = {}
+    for table, parts in tables.items():
+        for part in parts:
+            if "run_id" not in part.columns:  # (extract carries ts and run_id when the frame has them)
+                part = part.join(line_ctx, on="line_no", how="left")
+            if table == "events":
+                _store_events(con, part, sid)
+            elif table == "errors":
+                in_tb = part.filter(pl.col("line_no").is_in(list(tb_lines)))
+                for row in in_tb.select([c for c in ("line_no", "kind", "fatal") if c in in_tb.columns]).iter_rows(named=True):
+                    inner_kinds[row["line_no"]] = row
+                alone = part.filter(~pl.col("line_no").is_in(list(tb_lines)))
+                if alone.height:
+                    alone = alone.with_columns(
+                        pl.coalesce([pl.col("message")] if "message" in alone.columns else [] + [pl.col("msg")]).alias("message")
+                        if "message" in alone.columns else pl.col("msg").alias("message"))
+                    insert(con, "errors", alone.with_columns(sid))
+            elif table == "config":
+                _store_config(con, part, by_name, source_id)
+            elif table in ("lines", "bench_results"):  # bench rows come from fold (one per block)
+                continue
+            else:
+                insert(con, table, part.with_columns(sid))
+    if folded.errors is not None:
+        _store_tracebacks(con, folded.errors, f, line_ctx, inner_kinds, by_name, sid)
+    if folded.bench is not None:
+        bench = folded.bench.join(line_ctx, on="line_no", how="left").with_columns(sid)
+        insert(con, "bench_results", bench)
+    raw = pl.col("raw")  # (redacted on read)
+    if f["raw"].str.contains("\x1b", literal=True).any():
+        raw = raw.str.replace_all(r"\x1b\[[0-9;?]*[A-Za-z]", "")
+    lines = f.select(
+        sid, "line_no", "run_id",
+        pl.coalesce(pl.col("table"), pl.lit("unparsed")).alias("kind"),
+        pl.col("pattern"), pl.col("truncated"), raw.alias("raw"),
+    )
+    bulk = lines["pattern"].is_in(bulk_patterns).fill_null(False) if bulk_patterns else None
+    if bulk is not None and bulk.any():
+        insert(con, "lines_bulk", lines.filter(bulk))
+        lines = lines.filter(~bulk)
+    insert(con, "lines_other", lines)
+
+
+def _store_events(con, part: pl.DataFrame, sid) -> None:
+    fixed = {"line_no", "ts", "run_id", "rank", "tp_rank", "dp_rank", "proc", "pid", "msg", "level",
+             "date", "md", "time", "_kind", "_pattern", "value", "text"}
+    extra = [c for c in part.columns if c not in fixed]
+    ev = part.with_columns(
+        pl.col("_kind").alias("kind"),
+        pl.col("msg").str.slice(0, 2000).alias("message"),
+        (pl.col("value").cast(pl.Float64, strict=False) if "value" in part.columns
+         else pl.lit(None, dtype=pl.Float64)).alias("value"),
+        (pl.col("text").cast(pl.Utf8) if "text" in part.columns else pl.lit(None, dtype=pl.Utf8)).alias("text"),
+        _attrs_json(part, extra).alias("attrs"),
+        sid,
+    )
+    insert(con, "events", ev)
+
+
+def _store_config(con, part: pl.DataFrame, by_name, source_id: int) -> None:
+    rows = []
+    for line_no, run_id, pattern, msg in part.select("line_no", "run_id", "_pattern", "msg").iter_rows():
+        p = by_name[pattern]  # config dumps are rare lines: Python per line is fine here
+        origin = p.config_source or p.parser
+        for key, value in configparse.parse_config_line(p.parser, msg):
+            rows.append((source_id, line_no, run_id, origin, key, value))
+    if rows:
+        frame = pl.DataFrame(rows, schema={"source_id": pl.Int32, "line_no": pl.Int64, "run_id": pl.Int32,
+                                           "origin": pl.Utf8, "key": pl.Utf8, "value": pl.Utf8}, orient="row")
+        insert(con, "config", frame)
+
+
+def _store_tracebacks(con, tb: pl.DataFrame, f, line_ctx, inner_kinds, by_name, sid) -> None:
+    tb = tb.join(line_ctx, on="line_no", how="left")
+    kinds, fatals = [], []
+    for head_line, last_line, head_pattern, exc_type in tb.select(
+            "line_no", "last_line", "head_pattern", "exc_type").iter_rows():
+        p = by_name.get(head_pattern)
+        kind = (p.const.get("kind") if p else None)
+        fatal = (p.const.get("fatal") if p else None)
+        # the last error line of the record names the exception that propagated: it decides first
+        inner = [v for k, v in sorted(inner_kinds.items(), reverse=True) if head_line <= k <= last_line]
+        head_row = inner_kinds.get(head_line)
+        if head_row and head_row.get("kind"):
+            kind = kind or head_row.get("kind")
+        for v in inner:
+            kind = kind or v.get("kind")
+            fatal = fatal if fatal is not None else v.get("fatal")
+        kinds.append(kind or (exc_type or "traceback"))
+        fatals.append(bool(fatal) if fatal is not None else False)
+    tb = tb.with_columns(pl.Series("kind", kinds, dtype=pl.Utf8), pl.Series("fatal", fatals, dtype=pl.Boolean),
+                         sid)
+    insert(con, "errors", tb)
+
+
+#: tables holding rows tied to a line of a source (deleted from the resume line on by an append)
+LINE_TABLES = ["lines_other", "lines_bulk", "config", "events", "decode_stats", "prefill_stats", "spec_stats",
+               "errors", "bench_results"]
+
+
+def delete_from_line(con, source_id: int, line_no: int) -> None:
+    """Remove the rows of ``source_id`` from ``line_no`` on (the open tail, rebuilt by an append)."""
+    for table in LINE_TABLES:
+        con.execute(f"DELETE FROM {table} WHERE source_id = ? AND line_no >= ?", [source_id, line_no])
+
+
+def reset_derived(con, source_id: int) -> None:
+    """Remove the rows run derivation (derive/runs.py ``finalize_source``) adds for a source,
+    so that it can run again over the grown source: runs, templates and their assignment,
+    the primary-rank copy, environment-report facts, and the spec rows SGLang decode lines
+    give."""
+    for table in ("runs", "templates", "decode_primary", "env_reports"):
+        con.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
+    con.execute("DELETE FROM spec_stats WHERE source_id = ? AND origin = 'sglang_decode'", [source_id])
+    con.execute("UPDATE lines_other SET template_id = NULL WHERE source_id = ? AND template_id IS NOT NULL",
+                [source_id])
