@@ -106,7 +106,7 @@ def test_show(run):
     assert "sglang_v0.3_hms.log" in out and "served" in out
     assert "server_ready" in out  # milestones table
     code, out, err = run("show", "987654")
-    assert code == ExitCode.USAGE and out == "" and "no run 987654" in err
+    assert code == ExitCode.USAGE and out == "" and "no run matches '987654'" in err
 
 
 def test_sql_read_only_and_write(run):

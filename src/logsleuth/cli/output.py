@@ -88,7 +88,7 @@ def write_frame(frame: pl.DataFrame, fmt: str = "table", out=None, title: str | 
         out.write(plain_json(frame_rows(frame), indent=2) + "\n")
     elif fmt == "csv":
         buf = io.StringIO()
-        w = csv.writer(buf)
+        w = csv.writer(buf, lineterminator="\n")  # Unix lines, like sqlite-utils and the duckdb shell
         w.writerow(frame.columns)
         for row in frame.iter_rows():
             w.writerow(["" if v is None else inert(_plain(v)) for v in row])
