@@ -8,7 +8,8 @@ a time, its newline only at the end (the way tqdm grows a line in a file). Optio
 what a watcher must survive: ``pause_before={line_no: wall_s}`` holds the writer,
 ``stop_after=line_no`` ends the replay there (the server killed), ``rotate_before`` /
 ``truncate_before={line_no}`` rotate (rename + new file) or truncate the target first,
-``max_gap_s`` shortens long quiet stretches (log seconds). ``wait()`` joins the thread.
+``max_gap_s`` shortens long quiet stretches (log seconds); ``settle_s`` (wall) passes before a
+rotation or truncation, as logrotate's copy does. ``wait()`` joins the thread.
 """
 from __future__ import annotations
 
@@ -83,11 +84,11 @@ class Replayer:
     def __init__(self, source: str, target: str, speed: float = 100.0, *, start_line: int = 1,
                  stop_after: int | None = None, pause_before: dict | None = None,
                  rotate_before: set | None = None, truncate_before: set | None = None,
-                 max_gap_s: float | None = None):
+                 max_gap_s: float | None = None, settle_s: float = 0.3):
         with open(source, "rb") as fh:
             self.plan = [w for w in schedule(fh.read(), max_gap_s)
                          if w[1] >= start_line and (stop_after is None or w[1] <= stop_after)]
-        self.target, self.speed = target, speed
+        self.target, self.speed, self.settle_s = target, speed, settle_s
         self.pause_before = dict(pause_before or {})
         self.rotate_before, self.truncate_before = set(rotate_before or ()), set(truncate_before or ())
         self.rotated_to: list[str] = []
@@ -120,6 +121,8 @@ class Replayer:
                         fh.flush()
                         time.sleep(self.pause_before[line_no])
                         shift += self.pause_before[line_no]
+                    if line_no in self.rotate_before or line_no in self.truncate_before:
+                        time.sleep(self.settle_s)  # logrotate's copy step: readers catch up meanwhile
                     if line_no in self.rotate_before:
                         fh.close()
                         rotated = f"{self.target}.{len(self.rotated_to) + 1}"

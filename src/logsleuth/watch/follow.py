@@ -49,6 +49,27 @@ def latest_update(text: str) -> str:
     return parts[-1] if parts else ""
 
 
+def find_rotated(path: str, ino: tuple[int, int] | None) -> str | None:
+    """Where a rotated file went: the file beside ``path`` with its old (dev, inode)
+    (``server.log.1``, ``server.log-20260203``...); None when it was deleted or compressed."""
+    if ino is None:
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    for name in names:
+        cand = os.path.join(folder, name)
+        try:
+            st = os.stat(cand)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == ino and os.path.abspath(cand) != os.path.abspath(path):
+            return cand
+    return None
+
+
 class FileFollower:
     """Follow one path; survives the file appearing late, rotation and truncation."""
 
@@ -63,6 +84,7 @@ class FileFollower:
         self._line_no = 0  # complete lines handed out in this generation
         self._missing_noted = False
         self._head = b""  # the generation's first bytes (up to HEAD_BYTES), to notice a rewrite
+        self.previous_ino: tuple[int, int] | None = None
 
     # -- public -----------------------------------------------------------------
     @property
@@ -143,6 +165,7 @@ class FileFollower:
 
     def _switch(self, tail: Tail, why: str) -> None:
         """End this generation (``tail`` keeps its lines); the next poll opens the new file."""
+        self.previous_ino = self._ino  # (dev, inode) of the generation that ended
         self.close()
         self.generation += 1
         self._buf, self._line_no, self._pos, self._head = b"", 0, 0, b""

@@ -289,8 +289,9 @@ class SourceTracker:
             phase = "ready"
         if phase == "ready" and run.phase == "serving":
             return out
+        ts = obs.ts or self.last_ts  # uvicorn lines carry no timestamp: the newest one seen
         if phase:
-            out.extend(self._enter(run, phase, obs.ts, obs.line_no, obs.text))
+            out.extend(self._enter(run, phase, ts, obs.line_no, obs.text))
         done = KIND_DONE.get(kind)
         if done and run.phase == done:
             nxt = NEXT_PHASE.get((run.engine, done))
@@ -299,7 +300,7 @@ class SourceTracker:
                 if bar is not None:
                     bar.n = bar.total  # the bar's last update may not have been flushed
             if nxt and nxt != done:
-                out.extend(self._enter(run, nxt, obs.ts, obs.line_no, obs.text))
+                out.extend(self._enter(run, nxt, ts, obs.line_no, obs.text))
         return out
 
     def _progress(self, run: RunState, obs) -> list[dict]:

@@ -102,6 +102,7 @@ class Followed:
     partial_text: str = ""
     dirty: bool = False  # bytes arrived since the last store
     new_generation: bool = False
+    rotated_to: str | None = None  # where the file went at its last rotation (stored once more)
     waiting_noted: bool = False
 
 
@@ -240,6 +241,12 @@ class Watch:
             src.last_ts_seen, src.wall_last_ts = tr.last_ts, done
         for note in tail.notes:
             if note in ("rotated", "truncated"):
+                if note == "rotated":
+                    from .follow import find_rotated
+
+                    moved = find_rotated(src.path, src.follower.previous_ino)
+                    if moved:
+                        src.rotated_to = moved
                 self._emit_all(tr.new_generation(note))
                 src.partial_fed.clear()
                 src.partial_text = ""
@@ -252,7 +259,8 @@ class Watch:
                         self._exit = EXIT_TIMEOUT if (self.ready_exit or self.crash_exit or self.finding_exit) else EXIT_OK
             elif note == "vanished":
                 self._emit_all([{"event": "note", "source": src.name, "text": "file vanished; waiting for it to come back"}])
-        if src.follower._fh is None and not src.waiting_noted:
+        if src.follower.position == 0 and src.follower.generation == 0 and not tail.grew and not src.waiting_noted \
+                and not os.path.exists(src.path):
             src.waiting_noted = True
             self._emit_all([{"event": "note", "source": src.name, "text": "waiting for the file to appear"}])
         # stall check on log time
@@ -318,14 +326,17 @@ class Watch:
         for s in dirty:
             s.dirty = False
         gens = {s.path for s in dirty if s.new_generation}
+        rotated = {s.path: s.rotated_to for s in dirty if s.rotated_to}
         for s in dirty:
-            s.new_generation = False
+            s.new_generation, s.rotated_to = False, None
         try:
-            found = self.store.sync([s.path for s in dirty if os.path.exists(s.path)], gens)
-        except Exception as exc:  # keep watching; say why nothing was stored this time
+            found = self.store.sync([s.path for s in dirty if os.path.exists(s.path)], gens, rotated)
+        except Exception as exc:  # keep watching; say why nothing was stored this time (retried next time)
             self._store_q.put({"event": "note", "text": f"could not store: {str(exc).splitlines()[0]}"})
             for s in dirty:
                 s.dirty = True
+                s.new_generation = s.new_generation or s.path in gens
+                s.rotated_to = s.rotated_to or rotated.get(s.path)
             return
         for f in found:
             self._store_q.put(("finding", f))

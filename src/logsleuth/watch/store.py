@@ -86,11 +86,35 @@ class Store:
         self.owned[path] = sid
         return sid
 
-    def sync(self, paths: list[str], new_generation: set | None = None) -> list[dict]:
-        """Ingest the new bytes of ``paths`` and diagnose their runs; findings as dicts."""
+    def finish_rotated(self, con, path: str, rotated: str) -> int | None:
+        """``path`` was rotated to ``rotated``: store the rest of that file as the same source
+        (the engine continues it; else our earlier copy of ``path`` gives way to it)."""
+        from ..api import ingest_files
+        from ..ingest.pipeline import _delete_source
+
+        results = ingest_files(con, [rotated])
+        before = self.owned.pop(path, None)
+        sid = results[0].source_id if results else None
+        if before is not None and sid is not None and before != sid and not engine_appends():
+            con.execute("BEGIN TRANSACTION")
+            try:
+                _delete_source(con, before)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        return sid
+
+    def sync(self, paths: list[str], new_generation: set | None = None, rotated: dict | None = None) -> list[dict]:
+        """Ingest the new bytes of ``paths`` (and the rest of files rotated away from them,
+        ``rotated``: path -> where it went) and diagnose their runs; findings as dicts."""
         con = self._open()
         try:
             sids = {}
+            for p, old in (rotated or {}).items():
+                sid = self.finish_rotated(con, p, old)
+                if sid is not None:
+                    sids[old] = sid
             for p in paths:
                 sid = self.ingest_new(con, p, p in (new_generation or set()))
                 if sid is not None:
