@@ -1,6 +1,6 @@
 """Ingest many files into a Parquet dataset: plan, dispatch, commit the manifest.
 
-Contract: ``ingest_dataset(target, paths, ...)`` holds the dataset's lock for the whole
+Contract: ``ingest_dataset(target, files, ...)`` (files as ``api.expand_paths`` gives them) holds the dataset's lock for the whole
 call, decides per file (same bytes: skipped; the same path grown: its entry replaced; else
 a new source), builds the part files through an executor, then commits every success in
 one manifest swap. A failed file is reported with its reason and the others land. Files
@@ -60,14 +60,11 @@ def _plan(files, manifest: Manifest, *, host, host_from, replace, token, target,
     return jobs, skipped, failed
 
 
-def ingest_dataset(target: str, paths, *, host: str | None = None, host_from: str | None = None,
+def ingest_dataset(target: str, files: list[str], *, host: str | None = None, host_from: str | None = None,
                    executor: str = "local", workers: int | None = None, address: str | None = None,
                    replace: bool = False, label: str | None = None, gpu: str | None = None,
                    year: int | None = None, keep_prompts: bool = False,
                    on_done: Callable[[SourceJob, object], None] | None = None) -> DatasetResult:
-    from ..api import expand_paths
-
-    files = expand_paths(paths)
     if "-" in files:
         raise BadInputError("a dataset ingest reads files, not standard input: save the stream to a file first")
     storage = storage_for(target)

@@ -74,15 +74,14 @@ def _remapped_select(table: str, columns: list[str], types: list[str], sid: int,
 
 
 def build_parts(job: SourceJob) -> BuiltSource:
-    from ..api import ingest_files
     from ..db.connection import open_db
-    from ..ingest.pipeline import IngestOptions
+    from ..ingest.pipeline import IngestOptions, ingest_source
 
     work = Path(tempfile.mkdtemp(prefix="logsleuth-part-"))
     try:
         con = open_db(str(work / "one.duckdb"))
         try:
-            (result,) = ingest_files(con, [job.path], IngestOptions(
+            result = ingest_source(con, job.path, IngestOptions(
                 label=job.label, gpu=job.gpu, year=job.year, keep_prompts=job.keep_prompts))
             host = safe_host(job.host or host_from_log(con) or UNKNOWN_HOST)
             day = con.execute(fleet_sql("source_date")).fetchone()[0]
