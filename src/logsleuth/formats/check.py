@@ -381,6 +381,3 @@ def checked_grammars(grammar_dirs=()) -> tuple[Grammar, ...]:
     module contract); cached per folder list for the life of the process."""
     return _checked(tuple(str(d) for d in grammar_dirs))
 
-
-__all__ = ["CheckSummary", "check_formats", "checked_grammars", "check_samples_claimed", "sample_problems",
-           "kind_problems", "reference_problems", "FOLD_LABELS", "EVENT_COLUMNS"]

@@ -237,12 +237,16 @@ def _where(fname: str, data: dict, path: list) -> str:
             out.append(f"pattern '{name}'" if name else f"pattern #{idx + 1}")
             i += 2
             continue
+        if key == "fields" and i + 1 < len(path):
+            out.append(f"field '{path[i + 1]}'")
+            i += 2
+            continue
         if i == 0:
             out.append(f"[{key}]")
         elif isinstance(key, int):
             out.append(f"#{key + 1}")
         else:
-            out.append(f"'{key}'" if i >= 2 and path[i - 1] in ("fields", "kinds", "roles", "aliases", "markers")
+            out.append(f"'{key}'" if i >= 2 and path[i - 1] in ("kinds", "roles", "aliases", "markers")
                        else str(key))
         i += 1
     return " ".join(out)
@@ -308,6 +312,14 @@ def read_grammar_file(path: Path, problems: list[Problem], *, check_regexes: boo
     return grammar
 
 
+def _whole_number(regex: str | None, ftype: str) -> str | None:
+    """A float field's ``([\\d.]+)`` capture also takes an exponent: Python prints big values
+    as ``1.797e+308``, and the mantissa alone (1.797) would be a silent wrong answer."""
+    if regex is None or ftype not in ("float", "pct"):
+        return regex
+    return regex.replace(r"([\d.]+)", r"([\d.]+(?:[eE][+-]?\d+)?)")
+
+
 def _read_pattern(raw: dict, index: int, grammar: Grammar, fname: str, problems: list[Problem],
                   check_regexes: bool) -> Pattern | None:
     name = raw["name"]
@@ -328,8 +340,8 @@ def _read_pattern(raw: dict, index: int, grammar: Grammar, fname: str, problems:
         elif group not in groups:
             problems.append(Problem(f"{where} field '{fname_}'",
                                     f"no capture (?P<{group}>...) in the regex and no 're' of its own"))
-        fields.append(FieldSpec(fname_, spec.get("type", "str"), group if fre is None else None, fre,
-                                spec.get("scale")))
+        fields.append(FieldSpec(fname_, spec.get("type", "str"), group if fre is None else None,
+                                _whole_number(fre, spec.get("type", "str")), spec.get("scale")))
     declared = {f.name for f in fields} | {f.group for f in fields if f.group}
     for g in sorted(groups - declared):  # undeclared captures: strings ("value" is numeric)
         fields.append(FieldSpec(g, "float" if g == "value" else "str", g))
