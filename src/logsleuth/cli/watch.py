@@ -9,7 +9,7 @@ input ended before the condition), 130 Ctrl-C/SIGTERM; 2 and 3 as everywhere.
 """
 from __future__ import annotations
 
-import json
+import os
 import signal
 import sys
 from typing import List, Optional
@@ -120,7 +120,8 @@ def _panel(snap: dict):
         t.append(f"{f['rule_id']}: {inert(f['title'])}")
         t.append(f"\n  line {f.get('line')}: {inert(f.get('evidence') or '').strip()[:200]}", style="dim")
         grid.add_row("finding" if f is findings[0] else "", t)
-    title_bits = [snap.get("source", "")]
+    source = snap.get("source", "")
+    title_bits = [inert(os.path.basename(source) if len(source) > 30 else source)]
     if snap.get("run") is not None:
         title_bits.append(f"run {snap['run']}")
     if snap.get("model"):

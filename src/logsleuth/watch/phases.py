@@ -353,7 +353,8 @@ class SourceTracker:
                 projected = bar.elapsed_s + eta
                 info["previous_s"] = round(ref, 1)
                 info["projected_s"] = round(projected, 1)
-        moving = len(bar.updates) >= 2 and bar.n > bar.updates[0][1]
+        # "moving": the bar advanced and the source is not silent beyond the bar's own pace
+        moving = len(bar.updates) >= 2 and bar.n > bar.updates[0][1] and self.stalled is None
         info["moving"] = moving
         return info
 
