@@ -64,7 +64,9 @@ def config_cell(r, i: int) -> str:
 
 
 def compare_json(result: CompareResult) -> str:
-    return json.dumps(result.as_dict(), indent=2, default=str, ensure_ascii=False) + "\n"
+    from ..cli.inert import json_inert, plain_json
+
+    return json_inert(plain_json(result.as_dict(), indent=2, ensure_ascii=False)) + "\n"
 
 
 def compare_markdown(result: CompareResult) -> str:
@@ -107,29 +109,33 @@ def compare_rich(result: CompareResult):
     from rich.table import Table
     from rich.text import Text
 
+    from ..cli.inert import inert, markup_safe  # run names, settings and notes come from logs
+
     t = Table(title="runs compared", header_style="bold", show_lines=False)
     t.add_column("metric", style="dim", overflow="fold")
     for c in result.columns:
-        t.add_column(c.name + (" [bench]" if c.kind == "bench" else ""), overflow="fold", justify="right")
+        t.add_column(markup_safe(c.name) + (" \\[bench]" if c.kind == "bench" else ""), overflow="fold",
+                     justify="right")
     prev_group = None
     for r in result.rows:
         if prev_group is not None and r.group != prev_group:
             t.add_section()
         prev_group = r.group
         best = best_index(r)
-        cells = [Text(fmt_value(v, r.unit), style="bold green" if i in best else "") for i, v in enumerate(r.values)]
-        t.add_row(Text(row_title(r)), *cells)
+        cells = [Text(inert(fmt_value(v, r.unit)), style="bold green" if i in best else "")
+                 for i, v in enumerate(r.values)]
+        t.add_row(Text(inert(row_title(r))), *cells)
     parts = [t]
     if result.config:
         ct = Table(title="configuration differences", header_style="bold")
         ct.add_column("setting", style="dim", overflow="fold")
         for c in result.columns:
-            ct.add_column(c.name, overflow="fold")
+            ct.add_column(markup_safe(c.name), overflow="fold")
         for r in result.config:
-            ct.add_row(Text(r.title), *[Text(_clip(config_cell(r, i))) for i in range(len(r.values))])
+            ct.add_row(Text(inert(r.title)), *[Text(inert(_clip(config_cell(r, i)))) for i in range(len(r.values))])
         parts.append(ct)
     for n in result.notes:
-        parts.append(Text(f"note: {n}", style="dim"))
+        parts.append(Text(inert(f"note: {n}"), style="dim"))
     return Group(*parts)
 
 
@@ -138,13 +144,15 @@ def _clip(s: str, n: int = 60) -> str:
 
 
 def write_compare(result: CompareResult, fmt: str = "table", out=None) -> None:
+    from ..cli.inert import inert
+
     out = out or sys.stdout
     if fmt == "json":
         out.write(compare_json(result))
     elif fmt == "markdown":
-        out.write(compare_markdown(result))
+        out.write(inert(compare_markdown(result)))  # log text: control characters visible
     elif fmt == "csv":
-        out.write(compare_csv(result))
+        out.write(inert(compare_csv(result)))
     else:
         from ..cli.output import console
 

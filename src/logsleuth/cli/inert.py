@@ -12,7 +12,8 @@ Contract:
 * ``cell(value)`` is a rich ``Text`` for a table cell (rich parses plain strings in
   ``Table.add_row`` as markup).
 * ``plain_json(obj)`` is ``json.dumps`` that never prints ``Infinity``/``NaN`` (not JSON):
-  non-finite floats become ``null``. JSON escapes control characters itself.
+  non-finite floats become ``null``. JSON escapes C0 control characters itself;
+  ``json_inert(text)`` escapes the rest (C1, bidi) of JSON written with ``ensure_ascii=False``.
 The functions are idempotent on their own output for ``inert`` (a backslash is not a
 control character, so ``\\x1b`` stays ``\\x1b``).
 """
@@ -55,6 +56,12 @@ def cell(value: Any):
     from rich.text import Text
 
     return Text(inert(value))
+
+
+def json_inert(text: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with the characters JSON leaves
+    raw but a terminal obeys (C1 controls, bidi overrides) written as ``\\uXXXX`` escapes."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text) if _UNSAFE.search(text) else text
 
 
 def finite(obj: Any) -> Any:
