@@ -160,3 +160,13 @@ def test_status_notices_at_each_interval(history):
     assert all(s["phase"] == "loading_weights" for s in statuses[1:])
     four = next(s for s in statuses if s["since_launch_s"] >= 240)
     assert "not a hang" in four["text"] and "GB/s" in four["text"]
+
+
+def test_history_prefers_the_same_gpu_once_known():
+    h = History([{"model": "org/M", "tp_size": 8, "gpu_name": "H100", "weight_load_s": 100.0},
+                 {"model": "/models/M", "tp_size": 8, "gpu_name": "B200", "weight_load_s": 50.0},
+                 {"model": "org/M", "tp_size": 4, "gpu_name": "H100", "weight_load_s": 300.0}])
+    assert h.phase_seconds("M", 8, "loading_weights") == 50.0  # the latest of the model at TP 8
+    h.gpu["m"] = "H100"  # the database learned the live run's GPU
+    assert h.phase_seconds("M", 8, "loading_weights") == 100.0
+    assert h.phase_seconds("M", 2, "loading_weights") is None

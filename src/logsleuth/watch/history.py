@@ -29,12 +29,19 @@ class History:
 
         return cls(query_rows(con, "watch_history"))
 
+    gpu: dict = field(default_factory=dict)  # model key -> GPU name of the live run, once learned
+
     def matching(self, model: str | None, tp_size: int | None) -> list[dict]:
+        """Earlier runs of this model (and TP size, and GPU once the live run's is known:
+        runs on other hardware only when none on the same)."""
         key = model_key(model)
         if not key:
             return []
-        return [r for r in self.rows if model_key(r.get("model")) == key
+        rows = [r for r in self.rows if model_key(r.get("model")) == key
                 and (tp_size is None or r.get("tp_size") is None or r.get("tp_size") == tp_size)]
+        gpu = self.gpu.get(key)
+        same = [r for r in rows if gpu and r.get("gpu_name") == gpu]
+        return same or rows
 
     def previous(self, model, tp_size, column: str):
         vals = [r[column] for r in self.matching(model, tp_size) if r.get(column)]

@@ -338,6 +338,14 @@ class Watch:
                 s.new_generation = s.new_generation or s.path in gens
                 s.rotated_to = s.rotated_to or rotated.get(s.path)
             return
+        if self.history is not None:
+            from .history import model_key
+
+            # the hardware the database learned for a watched run narrows its comparisons
+            for rows in list(self.store.stored_runs.values()):
+                for r in rows:
+                    if r.get("gpu_name") and r.get("model"):
+                        self.history.gpu.setdefault(model_key(r["model"]), r["gpu_name"])
         for f in found:
             self._store_q.put(("finding", f))
 

@@ -46,6 +46,7 @@ class Store:
     rules: dict = field(default_factory=dict)  # keyword arguments of logsleuth.diagnose
     findings: bool = True
     owned: dict = field(default_factory=dict)  # path -> source_id this watch stored for it
+    stored_runs: dict = field(default_factory=dict)  # path -> runs rows (watch_runs.sql) of the latest store
 
     def _open(self):
         from ..db.connection import open_db
@@ -119,14 +120,15 @@ class Store:
                 sid = self.ingest_new(con, p, p in (new_generation or set()))
                 if sid is not None:
                     sids[p] = sid
-            if not self.findings or not sids:
+            if not sids:
                 return []
             run_ids, where = [], {}
             for p, sid in sids.items():
-                for r in query_rows(con, "source_runs", {"source_ids": [sid]}):
+                for r in query_rows(con, "watch_runs", {"source_ids": [sid]}):
                     run_ids.append(r["run_id"])
                     where[r["run_id"]] = p
-            if not run_ids:
+                    self.stored_runs[p] = [x for x in self.stored_runs.get(p, []) if x["run_id"] != r["run_id"]] + [r]
+            if not self.findings or not run_ids:
                 return []
             from ..analysis.rules import diagnose
 
