@@ -3,7 +3,7 @@
 -- title: Run {run_id}: {detail}
 -- fix: Load from local NVMe or a pre-warmed page cache; SGLang --model-loader-extra-config '{"enable_multithread_load": true, "num_threads": 16}' and --weight-loader-disable-mmap on network storage; vLLM --safetensors-load-strategy eager (network FS), fastsafetensors or runai_streamer. Raise readiness/startup-probe timeouts above the measured load time, and do not kill a server whose shard bar is still moving.
 -- params: min_load_s=180, warn_load_s=600, min_killed_s=60
--- source: diagnostics.md R32 (field report: a 547 GB Kimi-K2.5 took 5-10 min and was mistaken for a hang; sgl-project/sglang#18124 (24 m 46 s -> 6 m 11 s with a 64-thread loader), #7469, #7277; vllm-project/vllm#32347 (577 s), #24469; vLLM troubleshooting "Hangs loading a model from disk"). min_load_s: Qwen3-32B on a network mount took 4 m 18 s vs 32 s local, so >3 min is slow storage; warn_load_s = 600 s, the Knative/KServe default progress deadline (orchestrators kill slower starts). Seconds: SGLang lowest rank "Load weight begin" -> "Load weight end", vLLM "Model loading took X GiB and Y seconds"; size = per-rank weight memory x TP x PP.
+-- source: diagnostics.md R32 (field report: a 547 GB Kimi-K2.5 took 5-10 min and was mistaken for a hang; sgl-project/sglang#18124 (24 m 46 s -> 6 m 11 s with a 64-thread loader), #7469, #7277; vllm-project/vllm#32347 (577 s), #24469; vLLM troubleshooting "Hangs loading a model from disk"). min_load_s: Qwen3-32B on a network mount took 4 m 18 s vs 32 s local, so >3 min is slow storage; warn_load_s = 600 s, the Knative/KServe default progress deadline (orchestrators kill slower starts). Download and load are different phases: seconds spent downloading from the Hub (vLLM `Time spent downloading weights`) are subtracted before judging storage. Seconds: SGLang lowest rank "Load weight begin" -> "Load weight end", vLLM "Model loading took X GiB and Y seconds"; size = per-rank weight memory x TP x PP.
 WITH w AS (
   SELECT run_id, kind, line_no, ts, value, attrs, coalesce(tp_rank, -1) AS rk FROM events
   WHERE kind IN ('weights_begin', 'weights_loaded') AND run_id IS NOT NULL
@@ -38,13 +38,19 @@ last_shard AS (
   FROM (SELECT *, max(total) OVER (PARTITION BY run_id) AS max_total FROM shards WHERE n IS NOT NULL)
   WHERE total = max_total GROUP BY run_id
 ),
+dl AS (  -- Hugging Face download inside the load phase ("Time spent downloading weights for X: N seconds"): network, not storage
+  SELECT run_id, sum(value) AS download_s FROM events WHERE kind = 'weights_download' AND value > 0 GROUP BY run_id
+),
 facts AS (
   SELECT r.run_id, r.source_id, r.ordinal, r.engine, r.end_state, r.end_line, r.tp_size, r.pp_size,
-         coalesce(CASE WHEN r.engine = 'sglang' THEN s.secs END, r.weight_load_s) AS load_s,
+         coalesce(CASE WHEN r.engine = 'sglang' THEN s.secs END, r.weight_load_s)
+           - coalesce(least(dl.download_s, coalesce(CASE WHEN r.engine = 'sglang' THEN s.secs END, r.weight_load_s)), 0) AS load_s,
+         dl.download_s,
          coalesce(s.gb_rank, v.gb_rank) AS gb_rank, coalesce(s.end_line, v.end_line) AS end_line_w,
          ls.line_no AS shard_line, ls.n, ls.total, ls.elapsed_s, ls.advancing,
          EXISTS (SELECT 1 FROM events x WHERE x.run_id = r.run_id AND x.kind = 'weights_loaded') AS loaded
   FROM runs r LEFT JOIN sgl s USING (run_id) LEFT JOIN vl v USING (run_id) LEFT JOIN last_shard ls USING (run_id)
+       LEFT JOIN dl USING (run_id)
 ),
 f2 AS (
   SELECT f.*,
@@ -57,6 +63,7 @@ f2 AS (
 -- 1. a load that finished but took long
 SELECT run_id, coalesce(end_line_w, shard_line) AS line_no,
   'weights took ' || CAST(round(load_s) AS BIGINT) || ' s (' || round(load_s / 60, 1) || ' min) to load'
+  || CASE WHEN download_s > 0 THEN ' after ' || CAST(round(download_s) AS BIGINT) || ' s of Hugging Face download (network time, not counted against storage)' ELSE '' END
   || CASE WHEN total_gb > 0 THEN ' — ' || round(gb_rank, 1) || ' GB per rank x ' || (coalesce(tp_size, 1) * coalesce(pp_size, 1))
           || ' rank(s) = ' || CAST(round(total_gb) AS BIGINT) || ' GB at ' || round(total_gb / load_s, 2) || ' GB/s' ELSE '' END
   || CASE WHEN n IS NOT NULL AND n = total AND total > 1 AND elapsed_s > 0 THEN '; the shard bar advanced steadily to ' || n || '/' || total
@@ -83,3 +90,13 @@ SELECT run_id, shard_line AS line_no,
   CASE WHEN end_state = 'killed' AND end_line IS NOT NULL THEN [end_line] END AS evidence_lines
 FROM f2
 WHERE NOT loaded AND n < total AND advancing AND end_state IN ('killed', 'truncated') AND elapsed_s >= $min_killed_s
+UNION ALL
+-- 3. only the shard progress bar tells: it completed, slowly, and no load time was printed
+SELECT run_id, shard_line AS line_no,
+  'the weight shard bar took ' || (elapsed_s // 60) || ' min ' || (elapsed_s % 60) || ' s for ' || total
+  || ' shards (~' || round(elapsed_s / total, 1) || ' s per shard) and no load time was printed — slow storage or a network mount, seen only on the progress bar' AS detail,
+  elapsed_s AS load_s, NULL, n, total,
+  CASE WHEN elapsed_s >= $warn_load_s THEN 'warning' END AS severity,
+  NULL AS evidence_lines
+FROM f2
+WHERE n = total AND total > 1 AND elapsed_s >= $min_load_s AND load_s IS NULL

@@ -13,14 +13,18 @@ WITH ev AS (
          text || ' quantization runs on kernels that are "not fully optimized yet" (slower than non-quantized models)'
   FROM events WHERE kind = 'quant_not_optimized'
 ),
-amd AS (
-  SELECT r.run_id FROM runs r
-  WHERE r.gpu_vendor = 'amd'
-     OR EXISTS (SELECT 1 FROM events p WHERE p.run_id = r.run_id AND p.kind = 'platform' AND lower(p.text) = 'rocm')
+amd AS (  -- runs on a non-NVIDIA accelerator, named as the log names it (never guessed: Ascend is not ROCm)
+  SELECT r.run_id,
+         CASE WHEN r.gpu_vendor = 'amd' OR lower(p.text) = 'rocm' THEN 'AMD/ROCm'
+              WHEN r.gpu_vendor = 'ascend' OR lower(p.text) = 'npu' THEN coalesce(r.gpu_name, 'Huawei Ascend NPU')
+              ELSE coalesce(r.gpu_name, 'platform ' || p.text) END AS platform
+  FROM runs r LEFT JOIN (SELECT run_id, any_value(text) AS text FROM events WHERE kind = 'platform' GROUP BY run_id) p USING (run_id)
+  WHERE r.gpu_vendor IN ('amd', 'ascend') OR lower(p.text) IN ('rocm', 'npu', 'xpu', 'hpu', 'tpu', 'cpu')
+     OR (r.gpu_vendor IS NOT NULL AND r.gpu_vendor <> 'nvidia')
 )
-SELECT run_id, line_no,
-       what || CASE WHEN run_id IN (SELECT run_id FROM amd) THEN ' (AMD/ROCm: no Marlin kernels here, expected)' ELSE '' END AS what,
-       CASE WHEN run_id IN (SELECT run_id FROM amd) THEN 'info' ELSE 'critical' END AS severity,
-       list(line_no) OVER (PARTITION BY run_id ORDER BY prio, line_no ROWS BETWEEN 1 FOLLOWING AND 2 FOLLOWING) AS evidence_lines
-FROM ev
-QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY prio, line_no) = 1
+SELECT ev.run_id, line_no,
+       what || coalesce(' (' || a.platform || ': no Marlin kernels here, expected)', '') AS what,
+       CASE WHEN a.run_id IS NOT NULL THEN 'info' ELSE 'critical' END AS severity,
+       list(line_no) OVER (PARTITION BY ev.run_id ORDER BY prio, line_no ROWS BETWEEN 1 FOLLOWING AND 2 FOLLOWING) AS evidence_lines
+FROM ev LEFT JOIN amd a USING (run_id)
+QUALIFY row_number() OVER (PARTITION BY ev.run_id ORDER BY prio, line_no) = 1

@@ -164,3 +164,36 @@ def test_folder_ingests_exactly_the_logs_and_attaches_env_subfolder(tmp_path, ca
     con = _db(tmp_path, [folder])
     (gpu, source), = con.execute("SELECT gpu_name, gpu_source FROM runs").fetchall()
     assert gpu == "NVIDIA RTX PRO 6000 Blackwell Server Edition" and "env/collect_env.txt" in source
+
+
+# ---------------------------------------------------------------- hardware named honestly, more missing rules
+def test_ascend_npu_is_named_as_the_log_says(tmp_path):
+    con = _db(tmp_path, [TRUTH / "sglang_ascend_npu.log"])
+    (vendor, name, how, capture, graph_lines), = con.execute(
+        """SELECT gpu_vendor, gpu_name, gpu_source, cuda_graph_capture_s,
+                  (SELECT count(*) FROM decode_stats WHERE cuda_graph) FROM runs""").fetchall()
+    assert (vendor, name) == ("ascend", "Huawei Ascend NPU") and "npu graph" in how
+    assert capture == pytest.approx(40.12) and graph_lines == 8  # "npu graph: True" lines and NPU graph capture parsed
+    f, = _findings(con, "quant_kernel_not_optimized")
+    assert "Huawei Ascend NPU" in f.title and "AMD" not in f.title and f.severity == "info"
+
+
+def test_rocm_aiter_build_hybrid_pool_and_shard_bar(tmp_path):
+    con = _db(tmp_path, [TRUTH / "vllm_rocm_aiter_jit.log", TRUTH / "sglang_hybrid_kv_pool.log",
+                         TRUTH / "vllm_shard_bar_only.log", TRUTH / "vllm_eagle3_k3_healthy.log"])
+    aiter, hybrid, shards, healthy = [r[0] for r in _run(con, "r.run_id")]
+    f, = _findings(con, "rocm_aiter_jit_build")
+    assert f.run_id == aiter and f.values["build_s"] == pytest.approx(55.3)
+    f, = _findings(con, "hybrid_kv_pool_below_context")
+    assert f.run_id == hybrid and (f.values["kv_tokens"], f.values["context_len"]) == (32997, 65536)
+    f, = _findings(con, "long_weight_loading")
+    assert f.run_id == shards and "7 min 48 s for 17 shards" in f.title
+    assert not [f for f in _findings(con) if f.run_id == healthy]
+
+
+def test_download_time_is_not_blamed_on_storage(tmp_path):
+    con = _db(tmp_path, [TRUTH / "vllm_hybrid_download.log"])
+    (load_s,), = _run(con, "r.weight_load_s")
+    assert load_s == pytest.approx(880.12)  # the engine's figure, kept as printed
+    assert con.execute("SELECT value FROM events WHERE kind = 'weights_download'").fetchone()[0] == pytest.approx(700.5)
+    assert _findings(con, "long_weight_loading") == []  # 880 s - 700 s of download = 180 s of loading

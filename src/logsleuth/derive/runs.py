@@ -25,7 +25,8 @@ import polars as pl
 
 from ..formats.check import checked_grammars
 from ..formats import grammar as gdata
-from ..gpus import hardware
+from ..gpus import env_report, hints as gpu_hints
+from ..gpus.resolve import resolve_gpu
 from ..db.connection import fetch_frame
 from ..ingest.drain import mine_templates
 from .end_state import derive_end_state
@@ -41,11 +42,6 @@ def _grammars(opts):
     are grammar data (parsers/*.toml), never names in this module."""
     return checked_grammars(getattr(opts, "grammar_dirs", ()))
 
-_HINT_LIKE = ["%device_name=%", "%sm_1%", "%arch=sm%", "%total capacity of%", "%gfx%", "%GFX%", "%NVIDIA %",
-              "%Radeon%", "%GeForce%", "%amdsmi%", "%ROCm%", "%rocm.py:%", "%Tesla %", "%RTX%",
-              # FlashInfer cache folders name the device arch (".../flashinfer_autotune_cache/0.6.13/121a/")
-              "%flashinfer%/%", "%Free memory on device%", "%total_gpu_memory%", "%capability%",
-              "%CUDA capability sm_%", "%Detected different devices%"]
 
 
 def _q(con, sql, params=()):
@@ -81,7 +77,8 @@ def finalize_source(con, source_id, det, src, tstate, base_run, opts, head) -> l
             con.execute(f"UPDATE {t} SET run_id = ? WHERE source_id = ? AND run_id = ?",
                         [base_run + 1, source_id, base_run])
         run_ids.remove(base_run)
-    era = _sglang_era(con, source_id, gdata.version_probes(_grammars(opts), "sglang")) if det.engine == "sglang" else None
+    era = _sglang_era(con, source_id, gdata.version_probes(_grammars(opts), "sglang")) \
+        if "sglang" in (det.engine, *getattr(det, "run_engines", {}).values()) else None
     for ordinal, run_id in enumerate(run_ids, start=1):
         _mark_primary(con, run_id)
         _derive_run(con, source_id, run_id, ordinal, det, era, opts, launch_start.get(run_id))
@@ -145,7 +142,7 @@ def _store_env_report(con, source_id, src) -> None:
         import gzip
 
         text = gzip.decompress(src.real_path.read_bytes())[: 4 * 1024 * 1024]
-    facts = hardware.parse_env_report(text.decode("utf-8", "replace"))
+    facts = env_report.parse_env_report(text.decode("utf-8", "replace"))
     con.execute(
         "INSERT INTO env_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [source_id, facts.kind, facts.vendor, facts.gpu_name, facts.gpu_count, facts.compute_capability,
@@ -215,7 +212,8 @@ def _events(con, run_id, kind, cols="line_no, ts, value, text, attrs, tp_rank"):
 
 def _derive_run(con, source_id, run_id, ordinal, det, era, opts, launch_start=None) -> None:
     cfg = _config(con, run_id)
-    engine = det.engine if det.kind == "server_log" else det.kind
+    # a file may hold launches of several engines: each run has the one it was parsed with
+    engine = (getattr(det, "run_engines", {}).get(run_id) or det.engine) if det.kind == "server_log" else det.kind
     first_line, last_line = fetch_one(con.execute(
         "SELECT min(line_no), max(line_no) FROM lines WHERE run_id = ?", [run_id]))
     first_line = launch_start or first_line  # the run starts where the server process starts
@@ -415,17 +413,33 @@ def _last_ts_before(con, run_id, line_no):
 def _gpu(con, run_id, source_id, r, explicit) -> None:
     path = _one(con, "SELECT path FROM sources WHERE source_id = ?", [source_id]) or ""
     facts = _env_facts_near(con, path)
-    like = " OR ".join("raw LIKE ?" for _ in _HINT_LIKE)
+    likes = gpu_hints.prefilter_likes()  # parsers/env_reports.toml [hints] prefilter
+    like = " OR ".join("raw LIKE ?" for _ in likes)
     rows = _q(con, f"SELECT raw FROM lines_other WHERE run_id = ? AND ({like}) ORDER BY line_no LIMIT 3000",
-              [run_id, *_HINT_LIKE])
-    hints = hardware.gpu_hints_from_text([x[0] for x in rows])
-    ctx = hardware.resolve_gpu(explicit, facts, hints)
+              [run_id, *likes])
+    hints = gpu_hints.gpu_hints_from_text([x[0] for x in rows])
+    ctx = resolve_gpu(explicit, facts, hints)
+    _npu_override(con, run_id, ctx, explicit)
     source = ctx.source
     if source and source.startswith("env_report"):  # say which report, so the attachment is visible
         source += " from " + ", ".join(sorted({row[11] for row in _nearest_reports(con, path)}))
     r.update({"gpu_name": ctx.name, "gpu_count": ctx.count, "gpu_cc": ctx.cc, "gpu_sm": ctx.sm,
               "gpu_vendor": ctx.vendor, "gpu_memory_gib": ctx.memory_gib, "gpu_interconnect": ctx.interconnect,
               "gpu_source": source})
+
+
+def _npu_override(con, run_id, ctx, explicit) -> None:
+    """Huawei Ascend NPUs (SGLang/vLLM-Ascend builds: ``npu graph: True`` decode lines, torch_npu,
+    ``Ascend910B3`` device names) are named as the log names them, never guessed as a GPU vendor."""
+    if explicit:
+        return
+    row = fetch_one(con.execute(sql("npu_evidence"), [run_id]))
+    if not row or not row[0]:
+        return
+    ctx.vendor = "ascend"
+    ctx.name = row[1] or (ctx.name if ctx.name and "ascend" in ctx.name.lower() else "Huawei Ascend NPU")
+    ctx.cc = ctx.sm = None
+    ctx.source = f"log_hint:npu ({row[2]})"
 
 
 def _report_distance(log_folder: Path, report_folder: Path) -> float | None:
@@ -460,7 +474,7 @@ def _nearest_reports(con, path: str) -> list:
 def _env_facts_near(con, path: str) -> list:
     out = []
     for row in _nearest_reports(con, path):
-        out.append(hardware.EnvFacts(kind=row[0], vendor=row[1], gpu_name=row[2], gpu_count=row[3],
+        out.append(env_report.EnvFacts(kind=row[0], vendor=row[1], gpu_name=row[2], gpu_count=row[3],
                                      compute_capability=row[4], sm=row[5], memory_gib=row[6],
                                      interconnect=row[7], torch_cuda=row[8], nccl_version=row[9],
                                      env=json.loads(row[10] or "{}")))
