@@ -15,6 +15,7 @@ import logsleuth
 from replayer import Replayer
 
 from conftest import SEED
+from support.cli import run_cli
 from support.paths import SAMPLES
 
 SPEED = 100.0
@@ -34,6 +35,10 @@ def test_seed_story_killed_at_minute_four_was_not_a_hang(history_db, tmp_path, w
     rep.wait(60)
     w.wait_for(lambda n: n.get("event") == "stalled", timeout=30)
     w.wait_for(lambda n: n.get("rule_id") == "long_weight_loading", timeout=30)
+    # readers are not blocked by the watcher: a diagnose on the same database, meanwhile
+    other = run_cli("diagnose", "--format", "json", db=history_db)
+    assert other.returncode == 0, other.stderr.decode()
+    assert b"custom_allreduce_disabled" in other.stdout
     w.proc.send_signal(signal.SIGINT)  # Ctrl-C: stops cleanly, everything read is stored
     rc = w.finish()
     assert rc == 130
