@@ -168,3 +168,15 @@ def test_old_nccl_channel_forms(db, tmp_path):
     rows = db.execute("SELECT src_dev, transport, direction, via FROM nccl_channels ORDER BY line_no").fetchall()
     assert rows == [("1a000", "SHM", None, "direct shared memory"), ("1", "NET", "receive", "NET/Socket/0"),
                     ("102000", "P2P", None, "P2P/IPC")]
+
+
+def test_a_growing_loop_file_replaces_its_earlier_self(db, tmp_path, builders):
+    f = tmp_path / "gpu.csv"
+    f.write_text(builders.nvidia_csv(True, n=3))
+    first = _ingest(db, f)
+    f.write_text(builders.nvidia_csv(True, n=5))  # the sampler kept writing
+    again = _ingest(db, f)
+    assert again.status == "replaced" and again.source_id == first.source_id and again.notes
+    assert db.execute("SELECT count(*) FROM sources").fetchone()[0] == 1
+    assert db.execute("SELECT count(*) FROM gpu_samples").fetchone()[0] == 5
+    assert _lines_text(db, again.source_id) == f.read_text()

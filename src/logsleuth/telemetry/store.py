@@ -7,7 +7,8 @@ the log pipeline's semantics: the same content (sha256) is skipped unless
 nothing is stored from a bad file. Every physical line is stored once in ``lines_other``
 (``kind`` = the table it fed, or ``*_meta``/``*_header``/``snapshot`` for the lines that
 frame the data), so ``lines`` reproduces the file and nothing is lost. ``opts.run`` (ingest
-``--run``) attaches the file to that run by hand. ``store_snapshot`` is the same for one
+``--run``) attaches the file to that run by hand. A file ingested again from the same path
+with new content (a loop still writing) replaces its earlier source. ``store_snapshot`` is the same for one
 live scrape response (``logsleuth scrape``), appended to an open source.
 """
 from __future__ import annotations
@@ -125,6 +126,15 @@ def ingest_telemetry(con, src, kind: str, opts):
     if existing and not opts.replace:
         return IngestResult(src.display_name, "skipped", existing[0], kind, TOOLS[kind],
                             notes=["same content already ingested (sha256); use --replace to re-ingest"])
+    notes = []
+    if not existing and src.path != "-":
+        # the same file again with other content (a scrape loop or GPU sampler still writing):
+        # it replaces its earlier self, or every sample would be stored twice
+        earlier = fetch_one(con.execute("SELECT source_id FROM sources WHERE path = ? AND kind = ?",
+                                        [src.display_name, kind]))
+        if earlier:
+            existing = earlier
+            notes.append(f"changed since it was ingested as source {earlier[0]}: replaced")
     run_id = getattr(opts, "run", None)
     if run_id is not None and not fetch_one(con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id])):
         raise BadInputError(f"--run {run_id}: no such run (see `logsleuth runs`)")
@@ -170,7 +180,6 @@ def ingest_telemetry(con, src, kind: str, opts):
         except Exception:
             pass
         raise
-    notes = []
     if kind == "nvidia_smi_dmon" and (gpus is None or _first(gpus, "ts") is None):
         notes.append("dmon without -o T/TD has no timestamps: linked to runs only by folder or --run")
     return IngestResult(src.display_name, status, source_id, kind, tool, len(lines), [], notes)
