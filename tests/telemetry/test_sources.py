@@ -180,3 +180,18 @@ def test_a_growing_loop_file_replaces_its_earlier_self(db, tmp_path, builders):
     assert db.execute("SELECT count(*) FROM sources").fetchone()[0] == 1
     assert db.execute("SELECT count(*) FROM gpu_samples").fetchone()[0] == 5
     assert _lines_text(db, again.source_id) == f.read_text()
+
+
+def test_headers_printed_again_are_header_lines(db, tmp_path, samples, builders):
+    csv = builders.nvidia_csv(True, n=2)
+    f = tmp_path / "two_loops.csv"
+    f.write_text(csv + csv)  # two `nvidia-smi -l` runs appended to one file
+    res = _ingest(db, f)
+    kinds = [k for (k,) in db.execute("SELECT kind FROM lines WHERE source_id = ? ORDER BY line_no",
+                                      [res.source_id]).fetchall()]
+    assert kinds == ["gpu_header", "gpu_samples", "gpu_samples"] * 2
+    dmon = (samples / "dmon_default.txt").read_text()
+    g = tmp_path / "dmon.txt"
+    g.write_text(dmon + dmon.splitlines()[-1] + "\n" + dmon)  # dmon repeats its header
+    res = _ingest(db, g)
+    assert db.execute("SELECT count(*) FROM gpu_samples WHERE source_id = ?", [res.source_id]).fetchone()[0] == 3

@@ -111,23 +111,30 @@ def _split_rows(lines: list[str], idx: list[int], width: int, sep: str, name: st
     return parts
 
 
+def _line_kinds(lines: list[str], header_like: str, is_header) -> tuple[dict[int, str], list[int], list[int]]:
+    """Kinds of all lines, vectorized: blank -> gpu_meta, header-looking lines (regex, then
+    confirmed one by one: there are few) -> gpu_header, the rest gpu_samples."""
+    f = pl.DataFrame({"raw": lines}, schema={"raw": pl.Utf8}).with_row_index("i")
+    f = f.with_columns(pl.col("raw").str.strip_chars().alias("s"))
+    f = f.with_columns(pl.when(pl.col("s") == "").then(pl.lit("gpu_meta"))
+                       .when(pl.col("s").str.contains(header_like)).then(pl.lit("header?"))
+                       .otherwise(pl.lit("gpu_samples")).alias("kind"))
+    headers = [i for i, s in f.filter(pl.col("kind") == "header?").select("i", "s").iter_rows() if is_header(s)]
+    f = f.with_columns(pl.when(pl.col("kind") == "header?").then(
+        pl.when(pl.col("i").is_in(headers)).then(pl.lit("gpu_header")).otherwise(pl.lit("gpu_samples")))
+        .otherwise(pl.col("kind")).alias("kind"))
+    kinds = dict(zip(f["i"].to_list(), f["kind"].to_list()))
+    return kinds, headers, f.filter(pl.col("kind") == "gpu_samples")["i"].to_list()
+
+
 def _nvidia_csv(lines: list[str], name: str):
-    kinds: dict[int, str] = {}
-    header_idx = next(i for i, ln in enumerate(lines) if ln.strip())
-    header = lines[header_idx]
+    kinds, headers, data = _line_kinds(lines, r"^[a-z_]+[a-z_.]*( \[[^\]]*\])?\s*,", is_nvidia_smi_header)
+    header = lines[headers[0]]
     fields = [re.sub(r"\s*\[[^\]]*\]\s*$", "", f.strip()).lower() for f in header.split(",")]
-    data = []
-    for i, ln in enumerate(lines):  # classifying lines: a header printed again by a new loop is not data
-        if not ln.strip():
-            kinds[i] = "gpu_meta"
-        elif ln.strip() == header.strip() or (i != header_idx and is_nvidia_smi_header(ln)):
-            if is_nvidia_smi_header(ln) and ln.strip() != header.strip():
-                raise BadInputError(f"{name}: line {i + 1}: a second CSV header with other columns; "
-                                    "split the file per nvidia-smi invocation")
-            kinds[i] = "gpu_header"
-        else:
-            kinds[i] = "gpu_samples"
-            data.append(i)
+    for i in headers[1:]:  # a header printed again by a new loop is fine; other columns are not
+        if lines[i].strip() != header.strip():
+            raise BadInputError(f"{name}: line {i + 1}: a second CSV header with other columns; "
+                                "split the file per nvidia-smi invocation")
     parts = _split_rows(lines, data, len(fields), ",", name, "nvidia-smi CSV")
     cols = []
     for k, f in enumerate(fields):
@@ -146,25 +153,16 @@ def _nvidia_csv(lines: list[str], name: str):
 
 
 def _dmon(lines: list[str], name: str):
-    kinds: dict[int, str] = {}
-    names: list[str] | None = None
-    data = []
-    for i, ln in enumerate(lines):
-        s = ln.strip()
-        if not s:
-            kinds[i] = "gpu_meta"
-        elif s.startswith("#"):
-            kinds[i] = "gpu_header"
-            cols = s.lstrip("#").split()
-            if names is None and cols and cols[0] in ("gpu", "Date"):
-                names = cols
-            elif cols and cols[0] in ("gpu", "Date") and cols != names:
-                raise BadInputError(f"{name}: line {i + 1}: dmon header changes columns mid-file")
-        else:
-            kinds[i] = "gpu_samples"
-            data.append(i)
-    if names is None:
+    kinds, headers, data = _line_kinds(lines, r"^#", lambda s: True)
+    # dmon prints its two header lines again every screenful: the names line must stay the same
+    named = [lines[i].strip().lstrip("#").split() for i in headers]
+    named = [(i, cols) for i, cols in zip(headers, named) if cols and cols[0] in ("gpu", "Date")]
+    if not named:
         raise BadInputError(f"{name}: nvidia-smi dmon output without its '# gpu ...' header")
+    names = named[0][1]
+    for i, cols in named[1:]:
+        if cols != names:
+            raise BadInputError(f"{name}: line {i + 1}: dmon header changes columns mid-file")
     frame = pl.DataFrame({"line_no": [i + 1 for i in data], "raw": [lines[i] for i in data]},
                          schema={"line_no": pl.Int64, "raw": pl.Utf8})
     frame = frame.with_columns(pl.col("raw").str.strip_chars().str.replace_all(r"\s+", " ").str.split(" ").alias("f"))
