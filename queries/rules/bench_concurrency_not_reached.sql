@@ -1,7 +1,9 @@
 -- id: bench_concurrency_not_reached
 -- severity: warning
 -- title: Benchmark run {run_id}: {achieved} against a requested concurrency of {max_concurrency} — the run missed its load point ({why})
--- fix: Send at least several times max-concurrency prompts (ramp and drain dilute the average), keep --request-rate inf for a concurrency sweep, check the client machine is not the bottleneck, and on the server check the admission caps (--max-running-requests / --max-num-seqs, spec-decoding caps) and KV capacity (sgl_kv_capacity_vs_context, vllm_max_concurrency_below_target).
+-- fix: Send at least several times max-concurrency prompts (ramp and drain dilute the average), keep --request-rate inf for a concurrency sweep, check the client machine is not the bottleneck, and on the server check the admission caps and the KV capacity.
+-- fix.sglang: Admission caps: --max-running-requests and the speculative-decoding cap; KV capacity: sgl_kv_capacity_vs_context.
+-- fix.vllm: Admission cap: --max-num-seqs; KV capacity: vllm_max_concurrency_below_target.
 -- params: min_ratio=0.75, min_peak_ratio=0.95
 -- requires: bench_results.max_concurrency
 -- source: diagnostics.md R41 (sgl-project/sglang#34290, #33483). Evidence: SGLang "Concurrency:" (achieved average in-flight requests) below min_ratio x "Max request concurrency:"; "Peak concurrent requests" below min_peak_ratio x the maximum; or fewer prompts than the concurrency. Ramp-up and drain keep a healthy run near 90 % (story: 115.13 of 128).

@@ -1,7 +1,9 @@
 -- id: chunked_prefill_misfit
 -- severity: info
 -- title: Run {run_id}: {detail} — small prefill chunks trade TTFT and throughput for inter-token latency
--- fix: For throughput/TTFT raise the chunk (vLLM --max-num-batched-tokens >8192, SGLang --chunked-prefill-size 8192/16384) if memory allows; keep it small only for a strict ITL SLO or to avoid prefill OOM (then reduce --mem-fraction-static pressure instead where possible).
+-- fix: For throughput/TTFT raise the prefill chunk if memory allows; keep it small only for a strict ITL SLO or to avoid prefill OOM.
+-- fix.sglang: Raise --chunked-prefill-size to 8192/16384; if it was kept small to avoid a prefill OOM, relieve --mem-fraction-static pressure instead where possible.
+-- fix.vllm: Raise --max-num-batched-tokens above 8192; if it was kept small to avoid a prefill OOM, leave more headroom with a lower --gpu-memory-utilization instead where possible.
 -- params: max_chunk=2048, min_full_chunks=2, min_prompts=3, min_backlog_lines=3
 -- source: diagnostics.md R37 (vLLM optimization docs: max_num_batched_tokens > 8192 for throughput; vllm-project/vllm#10544; SGLang hyperparameter tuning: 4096/2048 only to avoid prefill OOM). SGLang: a prompt prefilled as >= min_full_chunks consecutive single-sequence "Prefill batch" lines with #new-token == chunked_prefill_size; vLLM: "Chunked prefill is enabled with max_num_batched_tokens=N" (N <= max_chunk) and stats lines with requests Waiting while prompts are being processed (a prefill backlog).
 WITH sgl_chunk AS (

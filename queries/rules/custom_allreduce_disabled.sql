@@ -1,7 +1,9 @@
 -- id: custom_allreduce_disabled
 -- severity: warning
 -- title: Run {run_id}: custom all-reduce is off on TP{tp_size} ({reason}, {n_ranks} rank(s) warned) — every tensor-parallel all-reduce goes through NCCL
--- fix: Tune NCCL for small latency-bound all-reduces (see nccl_untuned_pcie_tp: NCCL_PROTO=LL, NCCL_ALGO=Ring, NCCL_P2P_LEVEL=SYS, verified with nccl-tests all_reduce_perf at 4-64 KB); consider TP=2 with DP/PP instead of TP>2 on PCIe; where the engine offers one, try a PCIe custom all-reduce path (sglang PR #32479 b12x backend, opt-in; vLLM RFC #56128). If P2P failed, fix ACS/IOMMU first.
+-- fix: Tune NCCL for small latency-bound all-reduces (see nccl_untuned_pcie_tp: NCCL_PROTO=LL, NCCL_ALGO=Ring, NCCL_P2P_LEVEL=SYS, verified with nccl-tests all_reduce_perf at 4-64 KB); consider TP=2 with DP/PP instead of TP>2 on PCIe. If P2P failed, fix ACS/IOMMU first.
+-- fix.sglang: Try SGLang's opt-in PCIe custom all-reduce path (PR #32479, b12x backend).
+-- fix.vllm: Watch vLLM RFC #56128 (custom all-reduce over PCIe) for an opt-in path.
 -- source: diagnostics.md R28 (vllm-project/vllm#56128: NCCL ~20 us per all-reduce, ~100 per token; community 4xV100 PCIe fork haohervchb/sglang-V100#2: 92-97 vs 117 tok/s; sgl-project/sglang#32479). Evidence: the engine's own "Custom allreduce is disabled because ..." warning (vLLM and SGLang custom_all_reduce.py); one finding per run however many ranks print it.
 -- Also raised when the launch itself disabled it (vLLM `disable_custom_all_reduce=True` in the
 -- non-default args or engine config: it prints no warning) on a TP > 1 run: the cost is the same

@@ -1,7 +1,9 @@
 -- id: engine_crashed
 -- severity: critical
 -- title: Run {run_id} crashed after {serving_for} of serving: {cause}{unknown}
--- fix: Start from the quoted record: it is the first failure in time across ranks and nodes (later errors on other ranks are consequences). When no record names a cause (the engine core or a worker died without a traceback) the process was killed from outside or crashed in native code: check dmesg / journalctl for Xid errors and the kernel OOM killer, the container's memory limit and restart history, and re-run with VLLM_LOGGING_LEVEL=DEBUG / SGLang --log-level debug and CUDA_LAUNCH_BLOCKING=1 to catch the failing kernel.
+-- fix: Start from the quoted record: it is the first failure in time across ranks and nodes (later errors on other ranks are consequences). When no record names a cause (the engine core or a worker died without a traceback) the process was killed from outside or crashed in native code: check dmesg / journalctl for Xid errors and the kernel OOM killer, the container's memory limit and restart history, and re-run with CUDA_LAUNCH_BLOCKING=1 to catch the failing kernel.
+-- fix.sglang: Re-run with --log-level debug.
+-- fix.vllm: Re-run with VLLM_LOGGING_LEVEL=DEBUG.
 -- source: issue 12 "Crash causes" and diagnostics.md §2 failure causes. Every fatal end of a serving run gets a finding naming what is known and what is not. The cause is runs.end_line/end_reason, chosen once by derive/end_state.py (first failure in time across ranks and nodes; wrappers such as EngineDeadError, "EngineCore ... died unexpectedly", "Received sigquit" and consequences such as EOFError on a peer only when nothing names a cause), the same cause the ingest summary shows. Causes with their own rule (illegal_memory_access, sgl_mem_fraction_too_high for CUDA OOM, nccl_watchdog_timeout, sgl_watchdog_timeout) are left to it.
 WITH c AS (
   SELECT r.run_id, r.end_line, r.end_reason, r.ready_line, r.started_at,

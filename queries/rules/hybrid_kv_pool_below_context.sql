@@ -1,7 +1,9 @@
 -- id: hybrid_kv_pool_below_context
 -- severity: warning
 -- title: Run {run_id}: the full-attention KV pool of this hybrid model holds {kv_tokens} tokens, below the context length {context_len} ({ratio}x) — one long request fills it and everything else waits or is preempted
--- fix: Lower --context-length / --max-model-len to what requests need, give the KV cache more memory (--mem-fraction-static / --gpu-memory-utilization, fewer CUDA-graph sizes), store it in FP8, or add TP. On hybrid models the Mamba / linear-attention state takes a fixed share of memory first, so the full-attention pool is smaller than for a dense model of the same size.
+-- fix: Lower the context length to what requests need, give the KV cache more memory (fewer CUDA-graph sizes), store it in FP8, or add TP. On hybrid models the Mamba / linear-attention state takes a fixed share of memory first, so the full-attention pool is smaller than for a dense model of the same size.
+-- fix.sglang: Context: --context-length; memory: --mem-fraction-static.
+-- fix.vllm: Context: --max-model-len; memory: --gpu-memory-utilization.
 -- source: issue 12 (a hybrid model whose full-attention KV pool, 32,997 tokens, sat below its 65,536-token context, not raised); diagnostics.md R13 (sgl_kv_capacity_vs_context: the pool is shared by all requests) and vLLM's own case (max_model_len above the KV cache) is engine_stalled_with_waiting's. Hybrid evidence: SGLang `Mamba Cache is allocated` / swa or mamba usage on the decode lines / hybrid linear-attention backend; Runs SGLang's own limits line already reports are left to sgl_kv_capacity_vs_context.
 WITH hybrid AS (
   SELECT DISTINCT run_id FROM events WHERE kind IN ('mamba_cache_allocated', 'linear_attention_backend') AND run_id IS NOT NULL

@@ -1,7 +1,9 @@
 -- id: long_weight_loading
 -- severity: info
 -- title: Run {run_id}: {detail}
--- fix: Load from local NVMe or a pre-warmed page cache; SGLang --model-loader-extra-config '{"enable_multithread_load": true, "num_threads": 16}' and --weight-loader-disable-mmap on network storage; vLLM --safetensors-load-strategy eager (network FS), fastsafetensors or runai_streamer. Raise readiness/startup-probe timeouts above the measured load time, and do not kill a server whose shard bar is still moving.
+-- fix: Load from local NVMe or a pre-warmed page cache. Raise readiness/startup-probe timeouts above the measured load time, and do not kill a server whose shard bar is still moving.
+-- fix.sglang: On network storage: --model-loader-extra-config '{"enable_multithread_load": true, "num_threads": 16}' and --weight-loader-disable-mmap.
+-- fix.vllm: On network storage: --safetensors-load-strategy eager, fastsafetensors or runai_streamer.
 -- params: min_load_s=180, warn_load_s=600, min_killed_s=60
 -- source: diagnostics.md R32 (field report: a 547 GB Kimi-K2.5 took 5-10 min and was mistaken for a hang; sgl-project/sglang#18124 (24 m 46 s -> 6 m 11 s with a 64-thread loader), #7469, #7277; vllm-project/vllm#32347 (577 s), #24469; vLLM troubleshooting "Hangs loading a model from disk"). min_load_s: Qwen3-32B on a network mount took 4 m 18 s vs 32 s local, so >3 min is slow storage; warn_load_s = 600 s, the Knative/KServe default progress deadline (orchestrators kill slower starts). Download and load are different phases: seconds spent downloading from the Hub (vLLM `Time spent downloading weights`) are subtracted before judging storage. Seconds: SGLang lowest rank "Load weight begin" -> "Load weight end", vLLM "Model loading took X GiB and Y seconds"; size = per-rank weight memory x TP x PP.
 WITH w AS (

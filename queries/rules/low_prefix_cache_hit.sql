@@ -1,7 +1,9 @@
 -- id: low_prefix_cache_hit
 -- severity: info
 -- title: Run {run_id}: the prefix cache served {hit_pct}% of {prompt_tokens} prompt tokens on prompt-heavy traffic ({prompt_per_output} prompt tokens per generated token) — little prompt work is reused, so shared system prompts and history, if any, are recomputed
--- fix: Keep prefixes byte-stable (no timestamps or per-request ids at the top of the prompt, stable tool order), route a conversation to the same replica/DP rank (cache-aware routing), SGLang --schedule-policy lpm, HiCache / more KV for the cache; check that KV pressure is not evicting it (sgl_kv_pool_full_retract / vllm_preemption).
+-- fix: Keep prefixes byte-stable (no timestamps or per-request ids at the top of the prompt, stable tool order), route a conversation to the same replica/DP rank (cache-aware routing) and give the cache more KV memory.
+-- fix.sglang: Use --schedule-policy lpm and HiCache; check that KV pressure is not evicting the cache (sgl_kv_pool_full_retract).
+-- fix.vllm: Check that KV pressure is not evicting the cache (vllm_preemption).
 -- params: max_hit_rate=0.2, min_prompt_tokens=20000, min_prompt_output_ratio=4, min_lines=20
 -- source: diagnostics.md R35 (sgl-project/sglang#19746: 50K shared prefix, TTFT p50 -90 % and +29 % throughput once the cache hit; vllm-project/vllm#31920; 1CatAI/1Cat-vLLM#90 on hit-rate semantics). Hit rate: SGLang #cached-token / (#new-token + #cached-token) over all prefill lines (token-weighted); vLLM's rolling "Prefix cache hit rate" at the last busy stats line (V0: GPU prefix cache hit rate). KB threshold ~20 %; info because a log cannot show whether the prompts share prefixes (the KB's warning applies to multi-turn/agent traffic). Prompt-heavy traffic (>= min_prompt_output_ratio prompt tokens per generated token, over >= min_prompt_tokens and >= min_lines prefill / busy stats lines) is the signature of chat-history / agent / RAG workloads where prefixes repeat; random-prompt benchmarks (about 1:1) stay silent.
 WITH sgl_p AS (

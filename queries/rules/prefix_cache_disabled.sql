@@ -1,7 +1,9 @@
 -- id: prefix_cache_disabled
 -- severity: info
 -- title: Run {run_id}: prefix caching is off ({how}) on a server that took {n_prefill} prefill(s) — repeated system prompts and conversation history are recomputed on every request
--- fix: Re-enable it (SGLang: drop --disable-radix-cache; vLLM: --enable-prefix-caching) unless the workload has no reuse at all; for random-prompt benchmarks the radix bookkeeping can cost more than it saves. Hybrid (Mamba/linear-attention) models: check the engine version's support before forcing it.
+-- fix: Re-enable it unless the workload has no reuse at all; for random-prompt benchmarks the bookkeeping can cost more than it saves. Hybrid (Mamba/linear-attention) models: check the engine version's support before forcing it.
+-- fix.sglang: Drop --disable-radix-cache.
+-- fix.vllm: Pass --enable-prefix-caching.
 -- source: diagnostics.md R36 (sgl-project/sglang#1639, #19746). Evidence: disable_radix_cache=True in SGLang's server_args, enable_prefix_caching=False in vLLM's engine config (V0 default; V1 default for hybrid models). Only servers that took traffic (prefill lines or prompt throughput): an idle server recomputes nothing.
 WITH off AS (
   SELECT c.run_id, min(c.line_no) AS line_no,

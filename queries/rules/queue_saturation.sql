@@ -1,7 +1,9 @@
 -- id: queue_saturation
 -- severity: warning
 -- title: Run {run_id}: the queue grew from {q_first} to {q_max} waiting over {span_s} s ({n_lines} consecutive stats lines) while {running_desc} and KV usage stayed at ~{kv_pct} % — arrivals exceed what the server can serve
--- fix: Scale out (more replicas / DP behind a router), rate-limit clients, or raise capacity (more KV memory: sgl_mem_fraction_too_low, vllm_max_concurrency_below_target, FP8 KV, shorter max context). For offline throughput runs a standing queue is expected.
+-- fix: Scale out (more replicas / DP behind a router), rate-limit clients, or raise capacity (more KV memory, FP8 KV, a shorter max context). For offline throughput runs a standing queue is expected.
+-- fix.sglang: More KV memory: see sgl_mem_fraction_too_low.
+-- fix.vllm: More KV memory: see vllm_max_concurrency_below_target.
 -- params: kv_full=0.9, kv_busy_at_cap=0.7, min_lines=3, min_span_s=30
 -- source: diagnostics.md R15 — SGLang hyperparameter tuning docs, vLLM optimization docs. A saturated stats line (primary rank) has requests waiting and either KV usage >= 90 % or Running at the admission cap with KV >= 70 % (below that the cap itself is the limit: running_pinned_at_cap). Fires on a run of >=3 consecutive saturated lines spanning >=30 s in which the queue grows; short admission ramps stay silent.
 -- requires: decode_stats.queued_reqs

@@ -1,7 +1,9 @@
 -- id: request_exceeds_context
 -- severity: warning
 -- title: Run {run_id}: {n_rejected} request(s) rejected for exceeding the context (e.g. {requested} tokens > {limit}){http}
--- fix: Raise --context-length / --max-model-len if the KV cache allows it (see vllm_kv_too_small_for_max_model_len, sgl_kv_capacity_vs_context), truncate prompts client-side, or enable --allow-auto-truncate (SGLang). Benchmarks count these as failures.
+-- fix: Raise the context limit if the KV cache allows it, or truncate prompts client-side. Benchmarks count these as failures.
+-- fix.sglang: Raise --context-length (see sgl_kv_capacity_vs_context) or enable --allow-auto-truncate.
+-- fix.vllm: Raise --max-model-len (see vllm_kv_too_small_for_max_model_len).
 -- source: diagnostics.md R14 — sglang source (validate_input_length: `Input length (X tokens) exceeds the maximum allowed length (Y tokens)`, `The input (X tokens) is longer than the model's context length (Y tokens)`); vllm issue #10517 (`This model's maximum context length is X tokens. However, you requested Y tokens`, `The decoder prompt (length X) is longer than the maximum model length of Y`) and the HTTP 400 access lines.
 WITH rej AS (
   SELECT e.run_id, e.message,

@@ -1,7 +1,9 @@
 -- id: running_pinned_at_cap
 -- severity: warning
 -- title: Run {run_id}: running requests sat at the admission cap {cap} ({cap_name}) on {n_pinned} stats lines over {span_s} s while up to {max_queue} requests waited and KV usage was only ~{kv_pct} % — the cap, not memory, limits the batch
--- fix: Raise --max-running-requests (SGLang) / --max-num-seqs (vLLM) — keep it within the CUDA-graph ceiling (--cuda-graph-max-bs / max capture size, see sgl_decode_above_cuda_graph_bs and vllm_decode_not_graph_covered).
+-- fix: Raise the cap on running requests, keeping it within the CUDA-graph ceiling.
+-- fix.sglang: Raise --max-running-requests within --cuda-graph-max-bs (see sgl_decode_above_cuda_graph_bs).
+-- fix.vllm: Raise --max-num-seqs within the max capture size (see vllm_decode_not_graph_covered).
 -- params: kv_low=0.7, min_lines=5, min_span_s=30
 -- source: diagnostics.md R16 — SGLang hyperparameter tuning docs; sglang PR #34290 (running batch pinned at the admission cap while the queue grows). Busy stats lines (primary rank) with Running == max_running_requests / max_num_seqs, a waiting queue and KV usage < 0.7; >=5 such lines spanning >=30 s.
 -- requires: decode_stats.queued_reqs, runs.max_running_requests

@@ -1,7 +1,9 @@
 -- id: startup_oom
 -- severity: critical
 -- title: Run {run_id} failed to start: CUDA out of memory {stage} ({detail})
--- fix: The model (weights + activations of the profiling/warm-up pass) does not fit next to what is already on the GPU: lower --gpu-memory-utilization / --mem-fraction-static only if other processes share the GPU, otherwise use more GPUs (TP/PP), a quantized checkpoint, a shorter --max-model-len / --context-length, or a smaller --max-num-batched-tokens / --chunked-prefill-size; check nvidia-smi for leftover processes.
+-- fix: The model (weights + activations of the profiling/warm-up pass) does not fit next to what is already on the GPU: use more GPUs (TP/PP), a quantized checkpoint, a shorter context or a smaller prefill batch; lower the memory fraction only if other processes share the GPU; check nvidia-smi for leftover processes.
+-- fix.sglang: Knobs: --mem-fraction-static, --context-length, --chunked-prefill-size.
+-- fix.vllm: Knobs: --gpu-memory-utilization, --max-model-len, --max-num-batched-tokens.
 -- source: diagnostics.md §2 failure causes (startup) and R09 — torch `CUDA out of memory. Tried to allocate ...` before the ready line (vllm-log-formats.md §10, sglang-log-formats.md "Startup"); OOMs inside CUDA-graph capture are cuda_graph_capture_oom (R05) and are excluded here.
 WITH oom0 AS (
   SELECT e.run_id, e.line_no, e.last_line, e.kind,

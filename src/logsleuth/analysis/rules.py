@@ -2,14 +2,18 @@
 
 Contract: ``load_rules(dirs)`` reads ``queries/rules/*.sql`` (plus user folders) and
 validates each header — ``id`` (= file stem, snake_case), ``severity`` (critical |
-warning | info), ``title`` (``{placeholders}`` name result columns), ``fix``, optional
+warning | info), ``title`` (``{placeholders}`` name result columns), ``fix`` (and/or
+engine-specific ``fix.sglang`` / ``fix.vllm``: a finding shows the common text plus the
+one for its run's engine, never the other engine's advice), optional
 ``params: name=value, ...`` (bound as DuckDB ``$name``), ``source:`` (where the threshold
 comes from) and ``requires: table.column, ...`` (the rule is silent, and says why under
 ``--verbose``, when the database has no value for them). A broken file raises
 ``GrammarError`` naming it. ``diagnose(con, ...)`` runs every rule and returns
 ``Finding`` objects, most severe first; each result row must carry ``run_id`` and
 ``line_no`` and may carry ``severity`` (to escalate), ``evidence_lines`` (a list of more
-line numbers) and any column used in the title.
+line numbers) and any column used in the title. With a ``silent`` list, every rule that
+produced no finding says why (requirement missing, no run of its engine, fired only for
+other runs or below ``min_severity``, or its condition/thresholds not reached).
 """
 from __future__ import annotations
 
@@ -25,9 +29,12 @@ from ..resources import data_path
 
 SEVERITIES = ("critical", "warning", "info")
 SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}
-_HEADER = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.*)$")
+_HEADER = re.compile(r"^--\s*([a-z_]+(?:\.[a-z_]+)?)\s*:\s*(.*)$")
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
-_REQUIRED = ("id", "severity", "title", "fix")
+_REQUIRED = ("id", "severity", "title")
+#: engines a fix text may be specific to (``-- fix.sglang:``), and the names a run's engine has
+ENGINES = ("sglang", "vllm")
+_ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
 
 
 @dataclass
@@ -42,6 +49,16 @@ class Rule:
     source: str = ""
     requires: list = field(default_factory=list)
     engine: str = ""
+    fixes: dict = field(default_factory=dict)  # engine -> fix text for that engine's runs only
+
+    def fix_for(self, engine: str | None) -> str:
+        """The fix text a run of ``engine`` is shown: the common text plus its engine's own;
+        a run of no known engine (a benchmark file) sees every engine's text, labelled."""
+        if engine in self.fixes:
+            parts = [self.fix, self.fixes[engine]]
+        else:
+            parts = [self.fix] + [f"{_ENGINE_NAMES[e]}: {t}" for e, t in self.fixes.items()]
+        return " ".join(p for p in parts if p)
 
 
 @dataclass
@@ -101,6 +118,13 @@ def parse_rule(path: Path) -> Rule:
         if not header.get(key):
             raise GrammarError(f"{where}: rule header lacks '-- {key}: ...'",
                                hint="see queries/rules/README.md for the header format")
+    fixes = {k.split(".", 1)[1]: v for k, v in header.items() if k.startswith("fix.")}
+    for engine in fixes:
+        if engine not in ENGINES:
+            raise GrammarError(f"{where}: '-- fix.{engine}:' names no engine (one of {', '.join(ENGINES)})")
+    if not header.get("fix") and not fixes:
+        raise GrammarError(f"{where}: rule header lacks '-- fix: ...' (or '-- fix.sglang:' / '-- fix.vllm:')",
+                           hint="see queries/rules/README.md for the header format")
     rid = header["id"]
     if not _ID.match(rid):
         raise GrammarError(f"{where}: rule id '{rid}' is not snake_case")
@@ -131,9 +155,12 @@ def parse_rule(path: Path) -> Rule:
     for req in requires:  # spliced into SQL by _missing_requirements: names only
         if not re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?", req):
             raise GrammarError(f"{where}: requires item '{req}' is not table or table.column")
-    return Rule(id=rid, severity=sev, title=header["title"], fix=header["fix"], sql=sql, path=str(path),
+    engine = header.get("engine", "")
+    if engine and engine not in ENGINES:
+        raise GrammarError(f"{where}: engine '{engine}' is not one of {', '.join(ENGINES)}")
+    return Rule(id=rid, severity=sev, title=header["title"], fix=header.get("fix", ""), sql=sql, path=str(path),
                 params=params, source=header.get("source", ""), requires=requires,
-                engine=header.get("engine", ""))
+                engine=engine, fixes=fixes)
 
 
 def rule_dirs(extra: list[str] | None = None) -> list[Path]:
@@ -223,10 +250,10 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
         rules = [r for r in rules if r.id in rule_ids]
     findings: list[Finding] = []
     names = dict(con.execute("SELECT source_id, name FROM sources").fetchall())
-    run_source = dict(con.execute("SELECT run_id, source_id FROM runs").fetchall())
+    run_info = {r[0]: (r[1], r[2]) for r in con.execute("SELECT run_id, source_id, engine FROM runs").fetchall()}
     runnable = []
     for rule in rules:
-        why = _missing_requirements(con, rule)
+        why = _missing_requirements(con, rule) or _no_runs_of_engine(rule, run_info, run_ids)
         if why:
             if silent is not None:
                 silent.append((rule.id, why))
@@ -236,27 +263,71 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
         for col in ("run_id", "line_no"):
             if columns and col not in columns:
                 raise QueryError(f"rule {rule.id}: result lacks the column '{col}'")
+        other_runs = below = 0
         for row in result:
             run_id = row.get("run_id")
             if run_ids is not None and run_id not in run_ids:
+                other_runs += 1
                 continue
             sev = (row.get("severity") or rule.severity).lower()
             if sev not in SEV_RANK or SEV_RANK[sev] > SEV_RANK[min_severity]:
+                below += 1
                 continue
-            source_id = row.get("source_id") or run_source.get(run_id)
+            source_id, engine = run_info.get(run_id, (None, None))
+            source_id = row.get("source_id") or source_id
             values = {k: v for k, v in row.items() if k not in ("severity", "evidence_lines")}
-            extra = [n for n in (row.get("evidence_lines") or []) if n is not None]
             findings.append(Finding(
                 rule_id=rule.id, severity=sev, title=_fill(rule.title, row), run_id=run_id,
                 source=names.get(source_id), source_id=source_id, line_no=row.get("line_no"),
-                evidence=None, fix=_fill(rule.fix, row), rule_source=rule.source,
-                evidence_lines=[{"line_no": n} for n in extra[:5]],
+                evidence=None, fix=_fill(rule.fix_for(engine), row), rule_source=rule.source,
+                evidence_lines=[{"line_no": n} for n in _more_lines(row)],
                 values={k: _jsonable(v) for k, v in values.items()},
             ))
+        if silent is not None and not (other_runs + below < len(result)):
+            silent.append((rule.id, _why_no_finding(rule, len(result), other_runs, below, min_severity,
+                                                    run_info, run_ids)))
     _attach_evidence(con, findings)
     findings.sort(key=lambda f: (f.run_id if f.run_id is not None else -1, SEV_RANK[f.severity], f.rule_id,
                                  f.line_no or 0))
     return findings
+
+
+def _more_lines(row: dict) -> list[int]:
+    """Further evidence lines of a row: each line once, never the finding's own line (it is
+    quoted already), at most five."""
+    seen = {row.get("line_no")}
+    out = []
+    for n in row.get("evidence_lines") or []:
+        if n is not None and n not in seen:
+            seen.add(n)
+            out.append(n)
+    return out[:5]
+
+
+def _engines_of(run_info: dict, run_ids) -> set:
+    return {eng for rid, (_, eng) in run_info.items() if run_ids is None or rid in run_ids}
+
+
+def _no_runs_of_engine(rule: Rule, run_info: dict, run_ids) -> str | None:
+    if rule.engine and rule.engine not in _engines_of(run_info, run_ids):
+        return f"applies to {_ENGINE_NAMES.get(rule.engine, rule.engine)} runs only, and none is diagnosed"
+    return None
+
+
+def _why_no_finding(rule: Rule, n_rows: int, other_runs: int, below: int, min_severity: str,
+                    run_info: dict, run_ids) -> str:
+    """Why a rule that ran produced no finding (diagnose --verbose)."""
+    if n_rows and other_runs == n_rows:
+        return f"fired for {other_runs} run(s) outside the selection only"
+    if n_rows:
+        return f"fired {below} time(s) below --min-severity {min_severity}"
+    n_runs = len([r for r, (_, eng) in run_info.items() if (run_ids is None or r in run_ids)
+                  and (not rule.engine or eng == rule.engine)])
+    scope = f"{n_runs} {_ENGINE_NAMES.get(rule.engine, rule.engine) + ' ' if rule.engine else ''}run(s)"
+    if rule.params:
+        shown = ", ".join(f"{k}={v}" for k, v in rule.params.items())
+        return f"checked {scope}: threshold not reached or condition absent ({shown})"
+    return f"checked {scope}: the condition it looks for is absent"
 
 
 _RULE_WORKERS = 4
