@@ -39,3 +39,13 @@ def test_overlay_on_one_time_axis(linked):
     assert series["sm_clock_mhz"][-1] == (270.0, 1215.0)
     # decode throughput from the counter's rate (the log has 2 stats lines, the scrape 9 intervals)
     assert len(series["decode_tok_s"]) == 9 and series["decode_tok_s"][0][0] == 30.0
+
+
+def test_overlay_percent_one_axis(linked):
+    con, run_id = linked
+    lines = loaders.overlay_percent(loaders.overlay(con, [run_id])[run_id])
+    labels = [label for label, _, _ in lines]
+    assert labels[0] == "GPU utilisation (% busy)" and labels[1] == "SM clock (% of 1,980 MHz)"
+    assert all(0 <= y <= 100 for _, _, pts in lines for _, y in pts)
+    clock = dict(lines[1][2])
+    assert clock[0.0] == 100.0 and round(clock[270.0], 1) == round(100 * 1215 / 1980, 1)

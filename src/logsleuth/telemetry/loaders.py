@@ -38,3 +38,33 @@ def overlay(con, run_ids: list[int]) -> dict[int, dict[str, list[tuple[float, fl
         out.setdefault(r["run_id"], {}).setdefault(r["series"], []).append((x, float(r["value"])))
     # only runs with GPU telemetry overlay anything (decode throughput alone is charted elsewhere)
     return {run: s for run, s in out.items() if any(k != "decode_tok_s" for k in s)}
+
+
+#: overlay series -> legend label (with {peak} filled in) and colour
+OVERLAY_STYLE = {
+    "gpu_util": ("GPU utilisation (% busy)", "#2f6fdf"),
+    "sm_clock_mhz": ("SM clock (% of {peak:,.0f} MHz)", "#d9822b"),
+    "power_w": ("GPU power (% of {peak:,.0f} W)", "#c23b3b"),
+    "decode_tok_s": ("decode throughput (% of {peak:,.1f} tok/s)", "#2e9e5b"),
+}
+
+
+def overlay_percent(series: dict[str, list[tuple[float, float]]]) -> list[tuple[str, str, list[tuple[float, float]]]]:
+    """The overlay on one percent axis: (legend label, colour, points) per series present.
+    Utilisation is already a share (x100); clocks, power and throughput are shown as a
+    percentage of the run's own peak, named in the label, so that one axis carries four units
+    and a dip in one lines up in time with the others."""
+    out = []
+    for key in OVERLAY_SERIES:
+        pts = series.get(key) or []
+        if not pts:
+            continue
+        if key == "gpu_util":
+            out.append((OVERLAY_STYLE[key][0], OVERLAY_STYLE[key][1], [(x, 100.0 * y) for x, y in pts]))
+            continue
+        peak = max(y for _, y in pts)
+        if peak <= 0:
+            continue
+        label, colour = OVERLAY_STYLE[key]
+        out.append((label.format(peak=peak), colour, [(x, 100.0 * y / peak) for x, y in pts]))
+    return out
