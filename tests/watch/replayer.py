@@ -9,7 +9,7 @@ what a watcher must survive: ``pause_before={line_no: wall_s}`` holds the writer
 ``stop_after=line_no`` ends the replay there (the server killed), ``rotate_before`` /
 ``truncate_before={line_no}`` rotate (rename + new file) or truncate the target first,
 ``max_gap_s`` shortens long quiet stretches (log seconds); ``settle_s`` (wall) passes before a
-rotation or truncation, as logrotate's copy does. ``wait()`` joins the thread.
+truncation, as logrotate's copy does (a rotation loses nothing: the old file stays). ``wait()`` joins the thread.
 """
 from __future__ import annotations
 
@@ -121,8 +121,10 @@ class Replayer:
                         fh.flush()
                         time.sleep(self.pause_before[line_no])
                         shift += self.pause_before[line_no]
-                    if line_no in self.rotate_before or line_no in self.truncate_before:
-                        time.sleep(self.settle_s)  # logrotate's copy step: readers catch up meanwhile
+                    if line_no in self.truncate_before:
+                        # copytruncate copies first: readers catch up meanwhile (what they miss
+                        # between the copy and the truncation is lost for every reader)
+                        time.sleep(self.settle_s)
                     if line_no in self.rotate_before:
                         fh.close()
                         rotated = f"{self.target}.{len(self.rotated_to) + 1}"

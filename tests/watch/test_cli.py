@@ -42,7 +42,7 @@ def test_timeout_on_a_missing_file_says_it_waits(tmp_path):
 class _NoStore(Store):
     """Storing is covered by the replay tests; here only the following is."""
 
-    def sync(self, paths, new_generation=None, rotated=None):
+    def sync(self, paths, rotated=None):
         return []
 
     def history(self):

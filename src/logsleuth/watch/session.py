@@ -325,17 +325,15 @@ class Watch:
             return
         for s in dirty:
             s.dirty = False
-        gens = {s.path for s in dirty if s.new_generation}
         rotated = {s.path: s.rotated_to for s in dirty if s.rotated_to}
         for s in dirty:
             s.new_generation, s.rotated_to = False, None
         try:
-            found = self.store.sync([s.path for s in dirty if os.path.exists(s.path)], gens, rotated)
+            found = self.store.sync([s.path for s in dirty if os.path.exists(s.path)], rotated)
         except Exception as exc:  # keep watching; say why nothing was stored this time (retried next time)
             self._store_q.put({"event": "note", "text": f"could not store: {str(exc).splitlines()[0]}"})
             for s in dirty:
                 s.dirty = True
-                s.new_generation = s.new_generation or s.path in gens
                 s.rotated_to = s.rotated_to or rotated.get(s.path)
             return
         if self.history is not None:

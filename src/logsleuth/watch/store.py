@@ -8,9 +8,8 @@ at a time; others wait for the lock as they do for an ingest).
 
 ``ingest_new`` is the one place that knows how the ingest engine takes a grown file: the
 engine's incremental append extends the stored source (``ingest_files`` on the same path
-reads only the new bytes). Where a grown file comes back as a *new* source instead, the
-watcher's own earlier copy of that path is removed in the same sync, so the database
-holds each line once either way.
+reads only the new bytes); a truncated or replaced file becomes a new source, and a rotated
+file (``server.log.1``) continues the source it was, so each line is stored once.
 """
 from __future__ import annotations
 
@@ -30,22 +29,11 @@ def query_rows(con, name: str, params: dict | None = None) -> list[dict]:
     return rows(con, name, params)
 
 
-def engine_appends() -> bool:
-    """Whether the ingest engine extends a grown file's source (incremental append). Then a
-    new source for a followed path means new content (truncated or replaced), never a copy."""
-    try:
-        from ..ingest.source import find_continuation  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 @dataclass
 class Store:
     db_path: str
     rules: dict = field(default_factory=dict)  # keyword arguments of logsleuth.diagnose
     findings: bool = True
-    owned: dict = field(default_factory=dict)  # path -> source_id this watch stored for it
     stored_runs: dict = field(default_factory=dict)  # path -> runs rows (watch_runs.sql) of the latest store
 
     def _open(self):
@@ -62,62 +50,27 @@ class Store:
         finally:
             con.close()
 
-    def ingest_new(self, con, path: str, new_generation: bool = False) -> int | None:
-        """Ingest the new bytes of ``path``; the source id now holding it (None: nothing to store)."""
+    def ingest_new(self, con, path: str) -> int | None:
+        """Ingest the new bytes of ``path`` (the engine's incremental append); the source id
+        now holding it (None: nothing stored)."""
         from ..api import ingest_files
-        from ..ingest.pipeline import _delete_source
 
-        if new_generation:
-            self.owned.pop(path, None)  # a rotated/truncated file is new content: keep the old source
         results = ingest_files(con, [path])
-        if not results:
-            return None
-        sid = results[0].source_id
-        before = self.owned.get(path)
-        if before is not None and before != sid and not engine_appends():
-            known = {r["source_id"] for r in query_rows(con, "watch_source_by_path", {"path": path})}
-            if before in known:
-                con.execute("BEGIN TRANSACTION")
-                try:
-                    _delete_source(con, before)
-                    con.execute("COMMIT")
-                except BaseException:
-                    con.execute("ROLLBACK")
-                    raise
-        self.owned[path] = sid
-        return sid
+        return results[0].source_id if results else None
 
-    def finish_rotated(self, con, path: str, rotated: str) -> int | None:
-        """``path`` was rotated to ``rotated``: store the rest of that file as the same source
-        (the engine continues it; else our earlier copy of ``path`` gives way to it)."""
-        from ..api import ingest_files
-        from ..ingest.pipeline import _delete_source
-
-        results = ingest_files(con, [rotated])
-        before = self.owned.pop(path, None)
-        sid = results[0].source_id if results else None
-        if before is not None and sid is not None and before != sid and not engine_appends():
-            con.execute("BEGIN TRANSACTION")
-            try:
-                _delete_source(con, before)
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-        return sid
-
-    def sync(self, paths: list[str], new_generation: set | None = None, rotated: dict | None = None) -> list[dict]:
+    def sync(self, paths: list[str], rotated: dict | None = None) -> list[dict]:
         """Ingest the new bytes of ``paths`` (and the rest of files rotated away from them,
         ``rotated``: path -> where it went) and diagnose their runs; findings as dicts."""
         con = self._open()
         try:
             sids = {}
-            for p, old in (rotated or {}).items():
-                sid = self.finish_rotated(con, p, old)
+            # the rest of a rotated file first: the engine continues its source with it
+            for old in (rotated or {}).values():
+                sid = self.ingest_new(con, old)
                 if sid is not None:
                     sids[old] = sid
             for p in paths:
-                sid = self.ingest_new(con, p, p in (new_generation or set()))
+                sid = self.ingest_new(con, p)
                 if sid is not None:
                     sids[p] = sid
             if not sids:
