@@ -98,6 +98,14 @@ def test_ci_preamble_run_starts_at_the_server_launch_with_printed_version(tmp_pa
     (first, version, model, served, key), = _run(con, "r.first_line, r.engine_version, r.model, r.served_model_name, r.model_key")
     assert first == 31  # "+ python3 -m sglang.launch_server ..." after 30 lines of CI job preamble
     assert version == "0.5.6.post2" and (model, served, key) == ("Qwen/Qwen3-8B", "qwen3", "qwen3-8b")
+    assert con.execute("SELECT list(run_id) FROM runs").fetchone()[0] == [1]  # the preamble uses up no id
+
+
+def test_run_ids_start_at_one_without_gaps(tmp_path):
+    con = _db(tmp_path, [SAMPLES / "sglang_baseline.log", TRUTH / "sglang_ci_preamble.log",
+                         SAMPLES / "eras" / "vllm_v0_0.5.4.log"])
+    rows = con.execute("SELECT run_id, ordinal, first_line FROM runs ORDER BY run_id").fetchall()
+    assert rows == [(1, 1, 1), (2, 2, 104), (3, 1, 31), (4, 1, 1)]  # SGLang killed at 1, relaunched at 104
 
 
 def test_story_served_name_against_path_still_meets(tmp_path):

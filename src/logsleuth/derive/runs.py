@@ -70,13 +70,23 @@ def finalize_source(con, source_id, det, src, tstate, base_run, opts, head) -> l
     run_ids = [r[0] for r in _q(con, "SELECT DISTINCT run_id FROM lines WHERE source_id = ? ORDER BY 1",
                                 [source_id])]
     launch_start: dict = {}
-    if base_run in run_ids and len(run_ids) > 1 and not _has_activity(con, source_id, base_run):
-        launch_start[base_run + 1] = _launch_start(con, source_id, base_run, base_run + 1,
-                                                   gdata.role(_grammars(opts), "prelaunch"))
-        for t in RUN_TABLES:
-            con.execute(f"UPDATE {t} SET run_id = ? WHERE source_id = ? AND run_id = ?",
-                        [base_run + 1, source_id, base_run])
-        run_ids.remove(base_run)
+    if base_run in run_ids:
+        # the lines before the first launch share its id (ingest/normalize.RunState): they are
+        # its context (a CI job's preamble, the environment it exported) unless they hold a run
+        # of their own, the tail of an earlier launch, which takes the next free id
+        grammars = _grammars(opts)
+        start = _launch_start(con, source_id, base_run, _launch_patterns(grammars), gdata.role(grammars, "prelaunch"))
+        if start is not None and _has_activity(con, source_id, base_run, before_line=start):
+            tail = max(run_ids) + 1
+            for t in RUN_TABLES:
+                con.execute(f"UPDATE {t} SET run_id = ? WHERE source_id = ? AND run_id = ? AND line_no < ?",
+                            [tail, source_id, base_run, start])
+            run_ids.append(tail)
+        elif start is not None:
+            launch_start[base_run] = start
+    # ordinals follow the file: a split-off tail comes first
+    run_ids.sort(key=lambda rid: _one(con, "SELECT min(line_no) FROM lines WHERE source_id = ? AND run_id = ?",
+                                      [source_id, rid]) or 0)
     era = _sglang_era(con, source_id, gdata.version_probes(_grammars(opts), "sglang")) \
         if "sglang" in (det.engine, *getattr(det, "run_engines", {}).values()) else None
     for ordinal, run_id in enumerate(run_ids, start=1):
@@ -87,30 +97,37 @@ def finalize_source(con, source_id, det, src, tstate, base_run, opts, head) -> l
     return run_ids
 
 
-def _launch_start(con, source_id, pre_run, first_run, prelaunch: list[str]) -> int | None:
-    """First line of the first launch: its marker's line, extended back over the launch
-    command and launcher chatter printed right before it (the pre-launch streak: the
-    patterns of the grammar role "prelaunch")."""
+def _launch_patterns(grammars) -> list[str]:
+    return [p.name for g in grammars for p in g.patterns if p.launch is not None]
 
-    marker = _one(con, "SELECT min(line_no) FROM lines WHERE source_id = ? AND run_id = ?", [source_id, first_run])
-    if marker is None:
+
+def _launch_start(con, source_id, run_id, launch_patterns: list[str], prelaunch: list[str]) -> int | None:
+    """First line of the first launch in ``run_id``: its marker's line, extended back over the
+    launch command and launcher chatter printed right before it (the pre-launch streak: the
+    patterns of the grammar role "prelaunch"). None when nothing precedes the launch."""
+    names = ", ".join(f"'{p}'" for p in launch_patterns) or "''"
+    first, marker = fetch_one(con.execute(
+        f"""SELECT min(line_no), min(line_no) FILTER (WHERE pattern IN ({names}))
+            FROM lines_other WHERE source_id = ? AND run_id = ?""", [source_id, run_id]))
+    if marker is None or first is None or marker <= first:
         return None
     listed = ", ".join(f"'{p}'" for p in prelaunch) or "''"
     before = _one(con, f"""SELECT max(line_no) FROM lines_other WHERE source_id = ? AND run_id = ? AND line_no < ?
-                           AND coalesce(pattern, '') NOT IN ({listed})""", [source_id, pre_run, marker])
+                           AND coalesce(pattern, '') NOT IN ({listed})""", [source_id, run_id, marker])
     if before is None:  # nothing but launch chatter before the marker
-        return _one(con, "SELECT min(line_no) FROM lines WHERE source_id = ? AND run_id = ?", [source_id, pre_run])
-    return before + 1 if before + 1 < marker else marker
+        return None
+    return before + 1
 
 
-def _has_activity(con, source_id, run_id) -> bool:
-    n = _one(con, """SELECT (SELECT count(*) FROM decode_stats WHERE source_id=$1 AND run_id=$2)
-                          + (SELECT count(*) FROM prefill_stats WHERE source_id=$1 AND run_id=$2)
-                          + (SELECT count(*) FROM bench_results WHERE source_id=$1 AND run_id=$2)
-                          + (SELECT count(*) FROM errors WHERE source_id=$1 AND run_id=$2 AND fatal)
-                          + (SELECT count(*) FROM events WHERE source_id=$1 AND run_id=$2
+def _has_activity(con, source_id, run_id, before_line=None) -> bool:
+    n = _one(con, """SELECT (SELECT count(*) FROM decode_stats WHERE source_id=$1 AND run_id=$2 AND line_no < $3)
+                          + (SELECT count(*) FROM prefill_stats WHERE source_id=$1 AND run_id=$2 AND line_no < $3)
+                          + (SELECT count(*) FROM bench_results WHERE source_id=$1 AND run_id=$2 AND line_no < $3)
+                          + (SELECT count(*) FROM errors WHERE source_id=$1 AND run_id=$2 AND fatal AND line_no < $3)
+                          + (SELECT count(*) FROM events WHERE source_id=$1 AND run_id=$2 AND line_no < $3
                              AND kind IN ('server_ready', 'app_startup_complete', 'cuda_graph_end',
-                                          'weights_loaded'))""", [source_id, run_id])
+                                          'weights_loaded'))""",
+             [source_id, run_id, before_line if before_line is not None else 2 ** 62])
     return bool(n)
 
 

@@ -106,7 +106,10 @@ class RunState:
 
     def run_id(self, ordinal: int) -> int:
         while len(self.run_ids) <= ordinal:
-            self.run_ids.append(self.base_run_id if not self.run_ids
+            # the first launch shares the id of the lines before it (a job preamble is the
+            # launch's context, not a run: ids start at 1 without gaps); derive/runs.py splits
+            # those lines off when they hold a run of their own (the tail of an earlier launch)
+            self.run_ids.append(self.base_run_id if len(self.run_ids) < 2
                                 else max(self.run_ids[-1] + 1, self.floor))
         return self.run_ids[ordinal]
 
