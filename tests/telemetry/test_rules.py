@@ -91,3 +91,13 @@ def test_spec_acceptance_counters_vs_log(ingested, tmp_path, builders, log_len, 
         con.execute("DELETE FROM spec_stats WHERE line_no = 112 AND accept_len = ?", [log_len])
         for table in ("metrics", "lines_other", "telemetry_sources", "sources"):
             con.execute(f"DELETE FROM {table} WHERE source_id = ?", [res.source_id])
+
+
+def test_every_telemetry_rule_is_tested_here():
+    """The rule table of tests/rules/ points here for these rules: keep the two in step."""
+    from pathlib import Path
+
+    rules_dir = Path(__file__).resolve().parents[2] / "queries" / "rules"
+    shipped = {p.stem for p in rules_dir.glob("*.sql")
+               if p.stem.startswith("telemetry_") or p.stem in ("nccl_transport_below_topology", "nccl_env_not_honoured")}
+    assert shipped == set(FOLDER_RULES) | {"telemetry_spec_acceptance_mismatch"}
