@@ -79,3 +79,16 @@ def test_exit_on_finding(tmp_path):
     last = [n for n in notices if n["event"] == "finding"]
     assert last and last[-1]["severity"] in ("error", "critical") and last[-1]["line"]
     assert EXIT_OK == 0
+
+
+def test_binary_file_and_fifo_are_refused(tmp_path):
+    import os
+
+    blob = tmp_path / "blob.log"
+    blob.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    code, out, err = run_in_process("watch", str(blob), "--plain", "--timeout", "5", db=str(tmp_path / "w.duckdb"))
+    assert code == 3 and err.startswith("Error: ") and "blob.log" in err
+    fifo = tmp_path / "f.log"
+    os.mkfifo(fifo)
+    code, out, err = run_in_process("watch", str(fifo), "--plain", "--timeout", "5", db=str(tmp_path / "w.duckdb"))
+    assert code == 3 and "FIFO" in err

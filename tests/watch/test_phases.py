@@ -170,3 +170,16 @@ def test_history_prefers_the_same_gpu_once_known():
     h.gpu["m"] = "H100"  # the database learned the live run's GPU
     assert h.phase_seconds("M", 8, "loading_weights") == 100.0
     assert h.phase_seconds("M", 2, "loading_weights") is None
+
+
+def test_a_new_launch_ends_the_killed_run():
+    """sglang_baseline.log appends a second launch after the first was killed (bash's
+    "Terminated" job line is the only trace): two runs, the first ended as superseded."""
+    t = SourceTracker("seed")
+    notices = _feed(t, _lines("sglang_baseline.log"), 1)
+    runs = [n for n in notices if n["event"] == "run"]
+    assert [r["line"] for r in runs] == [5, 108]
+    end = next(n for n in notices if n["event"] == "end")
+    assert end["run"] == 1 and end["state"] == "superseded" and end["line"] == 108
+    assert t.runs[0].phase_times["loading_weights"] > 200
+    assert t.current.phase == "stopped"  # the file ends with the graceful shutdown

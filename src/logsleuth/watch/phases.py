@@ -249,9 +249,10 @@ class SourceTracker:
             self._config(run, obs)
             return out
         if run is not None and not run.ended:
-            run.ended = "stopped"
-            out.append(self._notice("end", run, state="superseded", line=obs.line_no,
-                                    text="a new launch began before this run ended"))
+            # killed without a word (bash's "Terminated", a container restart): the run ended
+            # at its own last line, not at the next launch
+            out.extend(self._end(run, "stopped", obs, state="superseded", at=run.last_ts,
+                                 text="a new launch began before this run ended"))
         run = self._start_run(obs.line_no, obs.ts)
         self._config(run, obs)
         out.append(self._notice("run", run, line=obs.line_no, model=run.model, tp_size=run.tp_size,
@@ -402,15 +403,16 @@ class SourceTracker:
             out.extend(self._end(run, "crashed", obs))
         return out
 
-    def _end(self, run: RunState, state: str, obs) -> list[dict]:
-        ts = obs.ts or self.last_ts
+    def _end(self, run: RunState, phase: str, obs, state: str | None = None, at=None,
+             text: str | None = None) -> list[dict]:
+        ts = at or obs.ts or self.last_ts
         if run.phase_since is not None and ts is not None:
             run.phase_times[run.phase] = run.phase_times.get(run.phase, 0.0) + max((ts - run.phase_since).total_seconds(), 0)
         prev = run.phase
-        run.ended = state
-        run.phase = state
-        return [self._notice("end", run, state=state, during=TITLES.get(prev, prev), line=obs.line_no,
-                             text=obs.text[:300])]
+        run.ended = phase
+        run.phase = phase
+        return [self._notice("end", run, state=state or phase, during=TITLES.get(prev, prev), line=obs.line_no,
+                             text=text if text is not None else obs.text[:300])]
 
     # -- time passing -----------------------------------------------------------------
     def note_line(self, line_no: int, text: str) -> None:

@@ -75,6 +75,16 @@ def parse_exit_on(values: list[str]) -> tuple[bool, bool, str | None]:
     return ready, crash, severity
 
 
+def check_followable(path: str) -> None:
+    """Refuse what cannot become a log (BadInputError, exit 3): a FIFO, socket or device, an
+    unreadable file, binary data. A missing or empty file is fine: a server may not have
+    written it yet."""
+    from ..ingest.read import check_input
+
+    if os.path.lexists(path) and not (os.path.isfile(path) and os.path.getsize(path) == 0):
+        check_input(path)
+
+
 def end_of_log_rules(extra_dirs=None) -> set:
     """Rules that judge a run by where its log ends (``end_state = 'truncated'``): while the
     log still grows, every starting run "ends" at its last line, so these wait for the run
@@ -157,6 +167,7 @@ class Watch:
             elif os.path.isdir(p):
                 self._dirs.append(p)
             else:
+                check_followable(p)
                 self._add(p, FileFollower(p, from_start=not self.o.from_end))
         self._scan_dirs()
         self.emit({"event": "watching", "sources": [s.name for s in self.sources] + self._dirs,

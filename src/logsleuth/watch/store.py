@@ -17,15 +17,9 @@ from dataclasses import dataclass, field
 
 
 def query_rows(con, name: str, params: dict | None = None) -> list[dict]:
-    """Rows of the named query ``queries/app/<name>.sql`` as dicts (through db.queries)."""
-    try:
-        from ..db.queries import rows
-    except ImportError:  # the loader predates this module in some checkouts: same files, same SQL
-        from ..resources import data_path
+    """Rows of the named query ``queries/app/<name>.sql`` as dicts."""
+    from ..db.queries import rows
 
-        cur = con.execute(data_path(f"queries/app/{name}.sql").read_text(encoding="utf-8"), params or {})
-        cols = [d[0] for d in cur.description or []]
-        return [dict(zip(cols, r)) for r in cur.fetchall()]
     return rows(con, name, params)
 
 
