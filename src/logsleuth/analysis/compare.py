@@ -5,32 +5,34 @@ rich, no typer). A selector is a run id, a source file name (with or without its
 extension, or its path) or an ingest ``--label``; no selector means every run. Benchmark
 runs (bench sources) are folded into the server run that has the same label, otherwise
 they keep a column of their own. ``config`` lists only the settings whose values differ
-between the server runs, under canonical names taken from
-``queries/reports/config_equivalents.toml`` (SGLang and vLLM spellings of one setting
-share a row). ``startup_phases(con, run_ids)`` gives the startup timeline of each run
-(phases with start and end seconds from the run's start) for ``show`` and ``report``.
+between the server runs (analysis/config_diff.py).
+
+The rows are the table ``METRICS``: one :class:`Metric` per row (key, title, group, unit,
+which value is better, and the function that reads it from a loader), or a family that
+expands to several rows once the data is known (concurrency bands, benchmark levels,
+finding counts). A loader (``LOADERS``) fetches one kind of data for all compared runs
+once, from a named query in ``queries/app/`` or a library function. A new figure is one
+``Metric`` entry, and a new data source one ``LOADERS`` entry.
 Findings come from ``rules.diagnose`` when that module is importable; their absence is
 noted, not an error.
 """
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
+from ..db import queries
 from ..errors import LogsleuthError, UsageError
-from ..resources import data_path
+from .config_diff import ConfigRow, Equivalents, config_diff, load_equivalents  # noqa: F401  (re-exported)
+from .timeline import startup_phases  # noqa: F401  (re-exported: compare's time to ready falls back on it)
 
 #: concurrency bands by running requests: (label, low, high inclusive; None = open)
 BANDS: list[tuple[str, int, int | None]] = [
     ("1", 1, 1), ("2-4", 2, 4), ("5-16", 5, 16), ("17-64", 17, 64), ("65-256", 65, 256), (">256", 257, None),
 ]
-SEVERITIES = ("critical", "warning", "info")
-_MISSING = object()  # a key the run's config does not carry at all
-# explicit settings beat resolved ones beat the environment
-_ORIGIN_RANK = {"server_args": 0, "cli_args": 0, "engine_config": 1, "env": 2}
+from .rules import SEVERITIES  # noqa: E402  (defined once, with the rules)
 
 
 @dataclass
@@ -58,16 +60,6 @@ class Row:
     unit: str | None
     values: list  # aligned with CompareResult.columns
     better: str | None = None  # "higher" | "lower": which value is the better one (for highlighting)
-
-
-@dataclass
-class ConfigRow:
-    name: str  # canonical name (or the raw key / env variable name)
-    title: str
-    kind: str  # "setting" | "env" | "raw"
-    values: list  # display-ready plain values aligned with the columns; None = not set / unknown
-    keys: list  # the raw config key each value came from (None where there is none)
-    note: str | None = None
 
 
 @dataclass
@@ -133,25 +125,16 @@ def _jsonable(v):
 
 def resolve_runs(con, selectors: Iterable[str | int] | None = None) -> list[int]:
     """Run ids for the selectors, in the order given (duplicates dropped); all runs if none."""
-    rows = con.execute("""SELECT r.run_id, r.label, s.name, s.path, s.label
-                          FROM runs r JOIN sources s USING (source_id) ORDER BY r.run_id""").fetchall()
+    runs = queries.rows(con, "compare_run_names")
     sels = [s for s in (selectors or []) if s is not None and str(s).strip() != ""]
     if not sels:
-        return [r[0] for r in rows]
+        return [r["run_id"] for r in runs]
     out: list[int] = []
     for sel in sels:
         text = str(sel).strip()
-        hits: list[int] = []
-        if text.isdigit():
-            hits = [r[0] for r in rows if r[0] == int(text)]
+        hits = [r["run_id"] for r in runs if text.isdigit() and r["run_id"] == int(text)]
         if not hits:
-            base = Path(text).name
-            for run_id, rlabel, name, path, slabel in rows:
-                name = name or ""
-                if text in (rlabel, slabel) or base == name or text == path or (
-                        name and "." in name and base == name.rsplit(".", 1)[0]) or (
-                        path and Path(path).name == base):
-                    hits.append(run_id)
+            hits = [r["run_id"] for r in runs if _names_run(text, r)]
         if not hits:
             raise UsageError(f"no run matches '{text}'",
                              hint="name a run id, a source file name or a --label; see `logsleuth runs`")
@@ -159,114 +142,103 @@ def resolve_runs(con, selectors: Iterable[str | int] | None = None) -> list[int]
     return out
 
 
-# --------------------------------------------------------------------------- equivalents
+def _names_run(text: str, run: dict) -> bool:
+    """Does ``text`` name this run: a label, the source's file name (with or without extension) or path?"""
+    base = Path(text).name
+    name, path = run["name"] or "", run["path"]
+    return (text in (run["run_label"], run["source_label"]) or base == name or text == path
+            or bool(name and "." in name and base == name.rsplit(".", 1)[0])
+            or bool(path and Path(path).name == base))
+
+
+# --------------------------------------------------------------------------- loaders
 
 @dataclass
-class Setting:
-    name: str
+class Context:
+    """What the metrics read: the compared columns and the loaded data, each loader run once."""
+
+    con: Any
+    columns: list[Column]
+    findings: list | None  # None: not counted
+    _cache: dict = field(default_factory=dict)
+
+    @property
+    def server_ids(self) -> list[int]:
+        return [c.run_id for c in self.columns if c.kind == "server"]
+
+    def get(self, loader: str):
+        if loader not in self._cache:
+            self._cache[loader] = LOADERS[loader](self)
+        return self._cache[loader]
+
+
+def _load_summary(ctx: Context) -> dict[int, dict]:
+    run_ids = [i for c in ctx.columns for i in c.run_ids]
+    return {r["run_id"]: r for r in queries.rows(ctx.con, "compare_runs", {"run_ids": run_ids})}
+
+
+def _load_bands(ctx: Context) -> dict:
+    """{"medians": {(run_id, band): tok/s}, "samples": {(run_id, band): n}, "observed": [band, ...]}."""
+    rows = queries.rows(ctx.con, "compare_bands", {
+        "run_ids": ctx.server_ids, "band_labels": [b for b, _, _ in BANDS],
+        "band_lows": [lo for _, lo, _ in BANDS], "band_highs": [hi for _, _, hi in BANDS]}) if ctx.server_ids else []
+    medians = {(r["run_id"], r["band"]): r["med"] for r in rows}
+    return {"medians": medians, "samples": {(r["run_id"], r["band"]): r["n"] for r in rows},
+            "observed": [b for b, _, _ in BANDS if any(k[1] == b for k in medians)]}
+
+
+def _load_bench(ctx: Context) -> dict:
+    """{"by_column": {column name: {level: result row}}, "levels": [level, ...]}; the last block per level wins."""
+    by_run: dict[int, list[dict]] = {}
+    for b in queries.rows(ctx.con, "compare_bench_results", {"run_ids": [i for c in ctx.columns for i in c.run_ids]}):
+        by_run.setdefault(b["run_id"], []).append(b)
+    by_column = {}
+    for c in ctx.columns:
+        per = {}
+        for rid in c.run_ids:
+            for b in by_run.get(rid, []):
+                per[_bench_level(b)] = b
+        by_column[c.name] = per
+    levels = sorted({lv for per in by_column.values() for lv in per}, key=_level_sort)
+    return {"by_column": by_column, "levels": levels}
+
+
+def _load_finding_counts(ctx: Context) -> dict[tuple[int, str], int]:
+    """(column run id, severity) -> findings on the column's runs."""
+    owner = {i: c.run_id for c in ctx.columns for i in c.run_ids}
+    counts: dict[tuple[int, str], int] = {}
+    for f in ctx.findings or []:
+        rid = owner.get(getattr(f, "run_id", None))
+        if rid is not None:
+            counts[(rid, f.severity)] = counts.get((rid, f.severity), 0) + 1
+    return counts
+
+
+#: loader name -> function of the context returning its data for every compared run
+LOADERS: dict[str, Callable[[Context], Any]] = {
+    "summary": _load_summary,  # queries/app/compare_runs.sql: run_summary + runs, by run id
+    "timeline": lambda ctx: startup_phases(ctx.con, ctx.server_ids),  # by run id
+    "bands": _load_bands,  # queries/app/compare_bands.sql
+    "bench": _load_bench,  # queries/app/compare_bench_results.sql
+    "finding_counts": _load_finding_counts,
+}
+
+
+# --------------------------------------------------------------------------- the metrics
+
+Value = Callable[[Context, Column], Any]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One row of the comparison: ``value(ctx, column)`` reads it (from ``ctx.get(loader)``)."""
+
+    key: str
     title: str
-    keys: list[str]
-    inverted: list[str]
-    runs_column: str | None
-    kind: str
-    note: str | None
-
-
-@dataclass
-class Equivalents:
-    settings: list[Setting]
-    env_prefixes: list[str]
-    env_keys: set[str]
-    ignore: set[str]
-
-    def mapped_keys(self) -> set[str]:
-        return {k for s in self.settings for k in s.keys + s.inverted}
-
-    def is_env(self, key: str) -> bool:
-        return key in self.env_keys or any(key.startswith(p) for p in self.env_prefixes)
-
-
-def load_equivalents(path: str | Path | None = None) -> Equivalents:
-    p = Path(path) if path else data_path("queries/reports/config_equivalents.toml")
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise LogsleuthError(f"{p}: cannot read the config equivalents ({exc.strerror})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise LogsleuthError(f"{p.name}: not valid TOML: {exc}") from None
-    settings = []
-    for name, s in (data.get("settings") or {}).items():
-        kind = s.get("kind", "str")
-        if kind not in ("bool", "int", "float", "str"):
-            raise LogsleuthError(f"{p.name}: settings.{name}.kind '{kind}' is not bool, int, float or str")
-        if not s.get("keys") and not s.get("inverted"):
-            raise LogsleuthError(f"{p.name}: settings.{name} has neither keys nor inverted")
-        settings.append(Setting(name=name, title=s.get("title", name), keys=list(s.get("keys", [])),
-                                inverted=list(s.get("inverted", [])), runs_column=s.get("runs_column"),
-                                kind=kind, note=s.get("note")))
-    env = data.get("env") or {}
-    return Equivalents(settings=settings, env_prefixes=list(env.get("prefixes", [])),
-                       env_keys=set(env.get("keys", [])), ignore=set((data.get("ignore") or {}).get("keys", [])))
-
-
-_NULLS = {"", "none", "null", "nil"}
-
-
-def _norm(value, kind: str):
-    """Normalised value (for display and JSON) of a config string; None for unset/None."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and kind in ("int", "float"):
-        return _norm(str(value), kind)
-    text = str(value).strip().strip("'\"")
-    low = text.lower()
-    if low in _NULLS:
-        return None
-    if kind == "bool":
-        if low in ("true", "1", "yes", "on"):
-            return True
-        if low in ("false", "0", "no", "off"):
-            return False
-        return text
-    if kind in ("int", "float"):
-        try:
-            f = float(text.replace(",", ""))
-        except ValueError:
-            return text
-        if kind == "int" and f.is_integer():
-            return int(f)
-        return round(f, 6)
-    if kind == "raw":
-        if low in ("true", "false"):
-            return low == "true"
-        try:
-            f = float(text)
-            return int(f) if f.is_integer() and "." not in text and "e" not in low else f
-        except ValueError:
-            return text
-    return text
-
-
-def _cmp_key(v):
-    if v is _MISSING:
-        return ("<missing>",)
-    if isinstance(v, str):
-        return ("s", v.lower())
-    if isinstance(v, bool):
-        return ("b", v)
-    if isinstance(v, (int, float)):
-        return ("n", float(v))
-    return ("o", repr(v))
-
-
-# --------------------------------------------------------------------------- compare
-
-def _q(con, sql: str, params=None) -> list[dict]:
-    cur = con.execute(sql, params or [])
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row)) for row in cur.fetchall()]
+    group: str
+    unit: str | None
+    better: str | None  # "higher" | "lower" | None: which value is the better one
+    value: Value
 
 
 def _round(v, digits=1):
@@ -278,6 +250,132 @@ def _round(v, digits=1):
         return round(v, digits)
     return v
 
+
+def attr(name: str) -> Value:
+    """An attribute of the column itself (every column)."""
+    return lambda ctx, c: getattr(c, name)
+
+
+def loaded(loader: str, name: str, digits: int | None = None, servers_only: bool = True) -> Value:
+    """Field ``name`` of the column's run in a loader keyed by run id (rounded to ``digits``)."""
+    def value(ctx: Context, c: Column):
+        if servers_only and c.kind != "server":
+            return None
+        v = (ctx.get(loader).get(c.run_id) or {}).get(name)
+        return _round(v, digits) if digits is not None else v
+    return value
+
+
+def summary(name: str, digits: int | None = None) -> Value:
+    """A run_summary field of a server column."""
+    return loaded("summary", name, digits)
+
+
+def _version(ctx: Context, c: Column):
+    r = ctx.get("summary")[c.run_id]
+    return r.get("engine_version") or r.get("format_era")
+
+
+def _gpu(ctx: Context, c: Column) -> str | None:
+    r = ctx.get("summary")[c.run_id]
+    if c.kind != "server" or not r.get("gpu_name"):
+        return None
+    n = r.get("gpu_count")
+    return f"{n}x {r['gpu_name']}" if n and n > 1 else r["gpu_name"]
+
+
+def _graph_coverage(ctx: Context, c: Column):
+    share = summary("no_graph_share")(ctx, c)
+    return None if share is None else round(1 - share, 3)
+
+
+def _time_to_ready(ctx: Context, c: Column):
+    v = summary("time_to_ready_s", 1)(ctx, c)
+    if v is None and c.kind == "server":  # vLLM prints no "ready" time: take it from the milestones
+        v = loaded("timeline", "ready_s", 1)(ctx, c)
+    return v
+
+
+def _band_rows(ctx: Context) -> list[Metric]:
+    """Median generation throughput per band of running requests seen in any run (band 1 is the
+    single-stream row)."""
+    bands = ctx.get("bands")
+
+    def value(b):
+        return lambda ctx, c: _round(bands["medians"].get((c.run_id, b)), 1) if c.kind == "server" else None
+    return [Metric(f"gen_tok_s_{_band_key(b)}", f"gen throughput @ {b} running", "throughput", "tok/s", "higher",
+                   value(b)) for b in bands["observed"] if b != "1"]
+
+
+#: per benchmark level: (result field, title, unit, digits, better)
+BENCH_FIGURES = [("output_tok_s", "output throughput", "tok/s", 1, "higher"),
+                 ("median_ttft_ms", "TTFT median", "ms", 1, "lower"),
+                 ("median_tpot_ms", "TPOT median", "ms", 2, "lower"),
+                 ("median_itl_ms", "ITL median", "ms", 2, "lower")]
+
+
+def _bench_rows(ctx: Context) -> list[Metric]:
+    """Benchmark results, one block of rows per concurrency level (or request rate)."""
+    bench = ctx.get("bench")
+
+    def value(lv, key, digits):
+        return lambda ctx, c: _round((bench["by_column"][c.name].get(lv) or {}).get(key), digits)
+    return [Metric(f"bench_{_band_key(lv)}_{key}", f"bench {lv}: {title}", "benchmark", unit, better,
+                   value(lv, key, digits))
+            for lv in bench["levels"] for key, title, unit, digits, better in BENCH_FIGURES]
+
+
+def _finding_rows(ctx: Context) -> list[Metric]:
+    if ctx.findings is None:
+        return []
+    counts = ctx.get("finding_counts")
+    return [Metric(f"findings_{sev}", f"findings: {sev}", "findings", None, None,
+                   lambda ctx, c, sev=sev: counts.get((c.run_id, sev), 0)) for sev in SEVERITIES]
+
+
+#: the rows of the comparison, in order: a Metric, or a function expanding to Metrics
+METRICS: list[Metric | Callable[[Context], list[Metric]]] = [
+    Metric("run_id", "run id", "run", None, None, attr("run_id")),
+    Metric("source", "source", "run", None, None, attr("source")),
+    Metric("label", "label", "run", None, None, attr("label")),
+    Metric("engine", "engine", "run", None, None, attr("engine")),
+    Metric("version", "version", "run", None, None, _version),
+    Metric("model", "model", "run", None, None, summary("model")),
+    Metric("gpu", "GPU", "run", None, None, _gpu),
+    Metric("end_state", "end state", "run", None, None, summary("end_state")),
+    Metric("tp_size", "TP", "parallel", None, None, summary("tp_size")),
+    Metric("dp_size", "DP", "parallel", None, None, summary("dp_size")),
+    Metric("attention_backend", "attention backend", "kernels", None, None, summary("attention_backend")),
+    Metric("cuda_graph", "CUDA graphs configured", "kernels", None, None, summary("cuda_graph")),
+    Metric("cuda_graph_coverage", "CUDA graph coverage of decode steps", "kernels", "0..1", None, _graph_coverage),
+    Metric("spec_method", "speculative method", "speculative", None, None, summary("spec_method")),
+    Metric("num_spec_tokens", "speculative tokens/step", "speculative", None, None, summary("num_spec_tokens")),
+    Metric("mean_accept_len", "acceptance length", "speculative", "tokens/step", "higher",
+           summary("mean_accept_len", 2)),
+    Metric("draft_accept_rate", "draft acceptance rate", "speculative", "0..1", "higher",
+           summary("draft_accept_rate", 3)),
+    Metric("kv_cache_tokens", "KV cache tokens", "memory", "tokens", None, summary("kv_cache_tokens")),
+    Metric("weight_load_s", "weight loading", "startup", "s", "lower", summary("weight_load_s", 1)),
+    Metric("cuda_graph_capture_s", "CUDA graph capture", "startup", "s", "lower", summary("cuda_graph_capture_s", 1)),
+    Metric("time_to_ready_s", "time to ready", "startup", "s", "lower", _time_to_ready),
+    Metric("decode_samples", "decode samples", "throughput", None, None, summary("decode_samples")),
+    Metric("single_stream_tok_s", "single-stream decode (1 running)", "throughput", "tok/s", "higher",
+           summary("single_stream_tok_s", 1)),
+    _band_rows,
+    Metric("peak_gen_tok_s", "peak gen throughput", "throughput", "tok/s", "higher", summary("peak_gen_tok_s", 1)),
+    _bench_rows,
+    _finding_rows,
+]
+
+
+def expand_metrics(ctx: Context, table: list | None = None) -> list[Metric]:
+    out: list[Metric] = []
+    for entry in METRICS if table is None else table:
+        out.extend([entry] if isinstance(entry, Metric) else entry(ctx))
+    return out
+
+
+# --------------------------------------------------------------------------- compare
 
 def _load_findings(con, run_ids: list[int], notes: list[str]):
     try:
@@ -300,181 +398,69 @@ def compare(con, selectors: Iterable[str | int] | None = None, *, findings: bool
     if not run_ids:
         raise UsageError("no runs in the database", hint="run `logsleuth ingest FILE` first")
     # benchmark runs labelled like a selected server run come along with it
-    labels = [r[0] for r in con.execute(
-        """SELECT DISTINCT r.label FROM runs r JOIN sources s USING (source_id)
-           WHERE list_contains(?, r.run_id) AND r.label IS NOT NULL
-             AND r.engine IS DISTINCT FROM 'bench' AND s.kind IS DISTINCT FROM 'bench'""", [run_ids]).fetchall()]
-    if labels:
-        run_ids += [r[0] for r in con.execute(
-            """SELECT r.run_id FROM runs r JOIN sources s USING (source_id)
-               WHERE list_contains(?, r.label) AND (r.engine = 'bench' OR s.kind = 'bench')
-               ORDER BY r.run_id""", [labels]).fetchall() if r[0] not in run_ids]
+    run_ids += [r["run_id"] for r in queries.rows(con, "compare_bench_companions", {"run_ids": run_ids})
+                if r["run_id"] not in run_ids]
     eq = equivalents or load_equivalents()
     notes: list[str] = []
-    info = {r["run_id"]: r for r in _q(con, """
-        SELECT v.*, r.ordinal, r.gpu_count, r.spec_draft_model, r.context_len, r.started_at, r.pp_size,
-               r.cuda_graph_max_bs, r.max_running_requests, r.kv_cache_dtype, r.quantization,
-               s.kind AS source_kind, s.label AS source_label
-        FROM run_summary v JOIN runs r USING (run_id) JOIN sources s ON s.source_id = r.source_id
-        WHERE list_contains(?, v.run_id)""", [run_ids])}
-    bench_rows = _q(con, """
-        SELECT run_id, line_no, tool, backend, max_concurrency, request_rate, successful_requests, output_tok_s,
-               median_ttft_ms, mean_ttft_ms, p99_ttft_ms, median_tpot_ms, mean_tpot_ms, median_itl_ms,
-               mean_itl_ms, p99_itl_ms
-        FROM bench_results
-        WHERE list_contains(?, run_id) AND (output_tok_s IS NOT NULL OR median_ttft_ms IS NOT NULL
-                                            OR mean_ttft_ms IS NOT NULL)
-        ORDER BY run_id, line_no""", [run_ids])
-    bench_by_run: dict[int, list[dict]] = {}
-    for b in bench_rows:
-        bench_by_run.setdefault(b["run_id"], []).append(b)
+    ctx = Context(con=con, columns=[], findings=None)
+    ctx._cache["summary"] = info = {r["run_id"]: r for r in queries.rows(con, "compare_runs", {"run_ids": run_ids})}
+    ctx.columns = _columns(run_ids, info)
+    if findings is True:
+        ctx.findings = _load_findings(con, [i for c in ctx.columns for i in c.run_ids], notes)
+    elif findings:
+        ctx.findings = list(findings)
+    rows = [Row(key=m.key, title=m.title, group=m.group, unit=m.unit, values=[m.value(ctx, c) for c in ctx.columns],
+                better=m.better) for m in expand_metrics(ctx)]
+    bands = ctx.get("bands")
+    band_samples = {c.name: {b: bands["samples"][(c.run_id, b)] for b in bands["observed"]
+                             if (c.run_id, b) in bands["samples"]} for c in ctx.columns}
+    config = config_diff(con, ctx.columns, info, eq)
+    if len(ctx.server_ids) < 2:
+        notes.append("fewer than two server runs: no configuration differences to show")
+    return CompareResult(columns=ctx.columns, rows=rows, config=config, bands=bands["observed"],
+                         band_samples=band_samples, notes=notes, findings=list(ctx.findings or []))
 
+
+def _columns(run_ids: list[int], info: dict) -> list[Column]:
+    """Server runs first (in selection order), then bench runs: folded into the server run of their
+    label that served last, else a column of their own."""
     def is_bench(rid: int) -> bool:
-        r = info[rid]
-        return r["engine"] == "bench" or r["source_kind"] == "bench"
+        return info[rid]["engine"] == "bench" or info[rid]["source_kind"] == "bench"
 
-    server_ids = [rid for rid in run_ids if rid in info and not is_bench(rid)]
-    bench_ids = [rid for rid in run_ids if rid in info and is_bench(rid)]
-    columns: list[Column] = []
-    by_id: dict[int, Column] = {}
-    for rid in server_ids:
+    def column(rid: int, kind: str) -> Column:
         r = info[rid]
-        col = Column(run_id=rid, name="", source=r["source_name"], label=r["label"], engine=r["engine"], kind="server")
-        columns.append(col)
-        by_id[rid] = col
-    for rid in bench_ids:
+        return Column(run_id=rid, name="", source=r["source_name"], label=r["label"], engine=r["engine"], kind=kind)
+
+    columns = [column(rid, "server") for rid in run_ids if rid in info and not is_bench(rid)]
+    for rid in (rid for rid in run_ids if rid in info and is_bench(rid)):
         label = info[rid]["label"]
         targets = [c for c in columns if c.kind == "server" and label and c.label == label]
         if targets:
-            # the server run of that label that served last
             target = sorted(targets, key=lambda c: (info[c.run_id]["end_state"] == "served", c.run_id))[-1]
             target.bench_run_ids.append(rid)
-            continue
-        r = info[rid]
-        col = Column(run_id=rid, name="", source=r["source_name"], label=label, engine=r["engine"], kind="bench")
-        columns.append(col)
-        by_id[rid] = col
-    _name_columns(columns, info)
+        else:
+            columns.append(column(rid, "bench"))
+    _name_columns(columns)
+    return columns
 
-    # concurrency bands (median gen tok/s of decode lines with that many running requests)
-    band_rows = _q(con, f"""
-        SELECT run_id, {_band_case()} AS band, count(*) AS n, median(gen_tok_s) AS med
-        FROM decode_stats
-        WHERE primary_rank AND running_reqs >= 1 AND gen_tok_s > 0 AND list_contains(?, run_id)
-        GROUP BY ALL""", [server_ids]) if server_ids else []
-    band_med = {(b["run_id"], b["band"]): b["med"] for b in band_rows}
-    band_n = {(b["run_id"], b["band"]): b["n"] for b in band_rows}
-    observed = [b for b, _, _ in BANDS if any(k[1] == b for k in band_med)]
 
-    # findings
-    if findings is True:
-        found = _load_findings(con, [i for c in columns for i in c.run_ids], notes)
-    elif findings:
-        found = list(findings)
-    else:
-        found = None
-    counts: dict[tuple[int, str], int] = {}
-    if found is not None:
-        owner = {i: c.run_id for c in columns for i in c.run_ids}
-        for f in found:
-            rid = owner.get(getattr(f, "run_id", None))
-            if rid is not None:
-                counts[(rid, f.severity)] = counts.get((rid, f.severity), 0) + 1
-
-    rows: list[Row] = []
-
-    def add(key, title, group, unit, fn, better=None):
-        rows.append(Row(key=key, title=title, group=group, unit=unit, values=[fn(c) for c in columns],
-                        better=better))
-
-    def srv(c: Column, k: str, digits: int | None = None):
-        if c.kind != "server":
-            return None
-        v = info[c.run_id].get(k)
-        return _round(v, digits) if digits is not None else v
-
-    tls = startup_phases(con, [c.run_id for c in columns if c.kind == "server"])
-
-    def ready_s(c: Column):
-        v = srv(c, "time_to_ready_s", 1)
-        if v is None and c.kind == "server":  # vLLM prints no "ready" time: take it from the milestones
-            v = _round((tls.get(c.run_id) or {}).get("ready_s"), 1)
-        return v
-
-    add("run_id", "run id", "run", None, lambda c: c.run_id)
-    add("source", "source", "run", None, lambda c: c.source)
-    add("label", "label", "run", None, lambda c: c.label)
-    add("engine", "engine", "run", None, lambda c: c.engine)
-    add("version", "version", "run", None,
-        lambda c: info[c.run_id].get("engine_version") or info[c.run_id].get("format_era"))
-    add("model", "model", "run", None, lambda c: srv(c, "model"))
-    add("gpu", "GPU", "run", None, lambda c: _gpu(info[c.run_id]) if c.kind == "server" else None)
-    add("end_state", "end state", "run", None, lambda c: srv(c, "end_state"))
-    add("tp_size", "TP", "parallel", None, lambda c: srv(c, "tp_size"))
-    add("dp_size", "DP", "parallel", None, lambda c: srv(c, "dp_size"))
-    add("attention_backend", "attention backend", "kernels", None, lambda c: srv(c, "attention_backend"))
-    add("cuda_graph", "CUDA graphs configured", "kernels", None, lambda c: srv(c, "cuda_graph"))
-    add("cuda_graph_coverage", "CUDA graph coverage of decode steps", "kernels", "0..1",
-        lambda c: None if srv(c, "no_graph_share") is None else round(1 - info[c.run_id]["no_graph_share"], 3))
-    add("spec_method", "speculative method", "speculative", None, lambda c: srv(c, "spec_method"))
-    add("num_spec_tokens", "speculative tokens/step", "speculative", None, lambda c: srv(c, "num_spec_tokens"))
-    add("mean_accept_len", "acceptance length", "speculative", "tokens/step",
-        lambda c: srv(c, "mean_accept_len", 2), "higher")
-    add("draft_accept_rate", "draft acceptance rate", "speculative", "0..1",
-        lambda c: srv(c, "draft_accept_rate", 3), "higher")
-    add("kv_cache_tokens", "KV cache tokens", "memory", "tokens", lambda c: srv(c, "kv_cache_tokens"))
-    add("weight_load_s", "weight loading", "startup", "s", lambda c: srv(c, "weight_load_s", 1), "lower")
-    add("cuda_graph_capture_s", "CUDA graph capture", "startup", "s", lambda c: srv(c, "cuda_graph_capture_s", 1),
-        "lower")
-    add("time_to_ready_s", "time to ready", "startup", "s", ready_s, "lower")
-    add("decode_samples", "decode samples", "throughput", None, lambda c: srv(c, "decode_samples"))
-    add("single_stream_tok_s", "single-stream decode (1 running)", "throughput", "tok/s",
-        lambda c: srv(c, "single_stream_tok_s", 1), "higher")
-    for b in observed:
-        if b == "1":
-            continue
-        add(f"gen_tok_s_{_band_key(b)}", f"gen throughput @ {b} running", "throughput", "tok/s",
-            lambda c, b=b: _round(band_med.get((c.run_id, b)), 1) if c.kind == "server" else None, "higher")
-    add("peak_gen_tok_s", "peak gen throughput", "throughput", "tok/s", lambda c: srv(c, "peak_gen_tok_s", 1), "higher")
-
-    # benchmark results, one block of rows per concurrency level
-    col_bench: dict[str, dict] = {}
+def _name_columns(columns: list[Column]) -> None:
+    """Short unique names: the label, else the source file stem; run id added where needed."""
+    base = {}
     for c in columns:
-        per = {}
-        for rid in ([c.run_id] if c.kind == "bench" else [c.run_id] + c.bench_run_ids):
-            for b in bench_by_run.get(rid, []):
-                per[_bench_level(b)] = b  # the last block per level wins
-        col_bench[c.name] = per
-    levels = sorted({lv for per in col_bench.values() for lv in per}, key=_level_sort)
-    for lv in levels:
-        for key, title, unit, digits, better in (("output_tok_s", "output throughput", "tok/s", 1, "higher"),
-                                                 ("median_ttft_ms", "TTFT median", "ms", 1, "lower"),
-                                                 ("median_tpot_ms", "TPOT median", "ms", 2, "lower"),
-                                                 ("median_itl_ms", "ITL median", "ms", 2, "lower")):
-            add(f"bench_{_band_key(lv)}_{key}", f"bench {lv}: {title}", "benchmark", unit,
-                lambda c, lv=lv, key=key, digits=digits: _round((col_bench[c.name].get(lv) or {}).get(key), digits),
-                better)
-    if found is not None:
-        for sev in SEVERITIES:
-            add(f"findings_{sev}", f"findings: {sev}", "findings", None,
-                lambda c, sev=sev: counts.get((c.run_id, sev), 0))
-
-    band_samples = {c.name: {b: band_n[(c.run_id, b)] for b in observed if (c.run_id, b) in band_n}
-                    for c in columns}
-    config = _config_diff(con, columns, info, eq)
-    if len([c for c in columns if c.kind == "server"]) < 2:
-        notes.append("fewer than two server runs: no configuration differences to show")
-    return CompareResult(columns=columns, rows=rows, config=config, bands=observed, band_samples=band_samples,
-                         notes=notes, findings=list(found or []))
+        stem = (c.source or f"run{c.run_id}")
+        if "." in stem:
+            stem = stem.rsplit(".", 1)[0]
+        base[c.run_id] = c.label or stem
+    counts: dict[str, int] = {}
+    for c in columns:
+        counts[base[c.run_id]] = counts.get(base[c.run_id], 0) + 1
+    for c in columns:
+        b = base[c.run_id]
+        c.name = b if counts[b] == 1 else f"{b}#{c.run_id}"
 
 
-def _band_case() -> str:
-    parts = []
-    for label, lo, hi in BANDS:
-        cond = f"running_reqs >= {lo}" + (f" AND running_reqs <= {hi}" if hi is not None else "")
-        parts.append(f"WHEN {cond} THEN '{label}'")
-    return "CASE " + " ".join(parts) + " END"
-
+# --------------------------------------------------------------------------- bands and levels
 
 def band_of(running: int | None) -> str | None:
     if running is None:
@@ -504,188 +490,3 @@ def _level_sort(lv: str):
         return (0 if lv.startswith("C=") else 1, float(lv.split("=", 1)[1]))
     except ValueError:
         return (2, 0.0)
-
-
-def _gpu(r: dict) -> str | None:
-    name = r.get("gpu_name")
-    if not name:
-        return None
-    n = r.get("gpu_count")
-    return f"{n}x {name}" if n and n > 1 else name
-
-
-def _name_columns(columns: list[Column], info: dict) -> None:
-    """Short unique names: the label, else the source file stem; run id added where needed."""
-    base = {}
-    for c in columns:
-        stem = (c.source or f"run{c.run_id}")
-        if "." in stem:
-            stem = stem.rsplit(".", 1)[0]
-        base[c.run_id] = c.label or stem
-    counts: dict[str, int] = {}
-    for c in columns:
-        counts[base[c.run_id]] = counts.get(base[c.run_id], 0) + 1
-    for c in columns:
-        b = base[c.run_id]
-        c.name = b if counts[b] == 1 else f"{b}#{c.run_id}"
-
-
-# --------------------------------------------------------------------------- config differences
-
-def _config_diff(con, columns: list[Column], info: dict, eq: Equivalents) -> list[ConfigRow]:
-    server = [c for c in columns if c.kind == "server"]
-    if len(server) < 2:
-        return []
-    ids = [c.run_id for c in server]
-    per_run: dict[int, dict[str, tuple[int, str, Any]]] = {rid: {} for rid in ids}
-    for rid, origin, key, value in con.execute(
-            """SELECT run_id, origin, key, value FROM config WHERE list_contains(?, run_id) AND key IS NOT NULL
-               ORDER BY run_id, line_no, key""", [ids]).fetchall():
-        rank = _ORIGIN_RANK.get(origin or "", 1)
-        have = per_run[rid].get(key)
-        if have is None or rank < have[0]:  # first value of the best origin wins
-            per_run[rid][key] = (rank, origin, value)
-    out: list[ConfigRow] = []
-    col_index = {c.run_id: i for i, c in enumerate(columns)}
-
-    def emit(name, title, kind, values_by_run, keys_by_run, note=None, missing_counts=False):
-        present = {rid: v for rid, v in values_by_run.items() if v is not _MISSING}
-        distinct = {_cmp_key(v) for v in (values_by_run.values() if missing_counts else present.values())}
-        if len(distinct) < 2:
-            return
-        values = [None] * len(columns)
-        keys = [None] * len(columns)
-        for rid, v in values_by_run.items():
-            values[col_index[rid]] = None if v is _MISSING else v
-            keys[col_index[rid]] = keys_by_run.get(rid)
-        out.append(ConfigRow(name=name, title=title, kind=kind, values=values, keys=keys, note=note))
-
-    mapped = eq.mapped_keys()
-    for s in eq.settings:
-        vals, keys = {}, {}
-        for rid in ids:
-            cfg = per_run[rid]
-            best = None
-            for k in s.keys + s.inverted:
-                if k in cfg and (best is None or cfg[k][0] < cfg[best][0]):
-                    best = k
-            v: Any = _MISSING
-            key = None
-            if best is not None:
-                raw = cfg[best][2]
-                key = best
-                v = _norm(raw, s.kind)
-                if raw is not None and str(raw).strip() == "***":
-                    v = None  # redacted at ingest: fall back to the runs table below
-                if best in s.inverted and isinstance(v, bool):
-                    v = not v
-            if (v is _MISSING or v is None) and s.runs_column:
-                rv = _runs_value(info[rid], s.runs_column)
-                if rv is not None:
-                    v, key = _norm(rv, s.kind), f"runs.{s.runs_column}"
-            if v is None and best is not None and str(cfg[best][2]).strip() == "***" and key == best:
-                v = "***"  # redacted at ingest and nothing to fall back on: say so rather than "default"
-            vals[rid], keys[rid] = v, key
-        emit(s.name, s.title, "setting", vals, keys, s.note)
-
-    env_keys = sorted({k for rid in ids for k, (_, origin, _) in per_run[rid].items()
-                       if origin == "env" and eq.is_env(k) and k not in eq.ignore and k not in mapped})
-    for k in env_keys:
-        vals = {rid: (_norm(per_run[rid][k][2], "raw") if k in per_run[rid] else "unset") for rid in ids}
-        emit(k, f"env {k}", "env", vals, {rid: k for rid in ids if k in per_run[rid]}, missing_counts=True)
-
-    raw_keys = sorted({k for rid in ids for k, (_, origin, _) in per_run[rid].items()
-                       if origin != "env" and k not in mapped and k not in eq.ignore and not eq.is_env(k)})
-    parents = {k.rsplit(".", 1)[0] for rid in ids for k in per_run[rid] if "." in k}
-    for k in raw_keys:
-        if k in parents:  # a config object printed whole; its dotted sub-keys carry the detail
-            continue
-        vals = {rid: (_norm(per_run[rid][k][2], "raw") if k in per_run[rid] else _MISSING) for rid in ids}
-        if any(isinstance(v, str) and v == "***" for v in vals.values()):
-            continue
-        emit(k, k, "raw", vals, {rid: k for rid in ids if k in per_run[rid]})
-    return out
-
-
-def _runs_value(r: dict, column: str):
-    return r.get(column)
-
-
-# --------------------------------------------------------------------------- startup timeline
-
-#: milestone kind -> the phase that the milestone ends
-_PHASE_OF = {
-    "dist_init_begin": "init", "weights_begin": "init",
-    "weights_loaded": "weights", "weights_load_time": "weights",
-    "dynamo_transform": "compile", "compile_graph": "compile", "torch_compile": "compile",
-    "kv_cache_memory": "KV cache", "kv_cache_allocated": "KV cache", "kv_cache_tokens": "KV cache",
-    "kv_blocks": "KV cache", "memory_pool_end": "KV cache",
-    "cuda_graph_begin": "KV cache", "cuda_graph_draft_begin": "KV cache",
-    "cuda_graph_end": "graph capture", "cuda_graph_draft_end": "graph capture",
-    "init_engine": "ready", "app_startup_complete": "ready", "api_server_start": "ready", "server_ready": "ready",
-}
-PHASES = ["init", "weights", "compile", "KV cache", "graph capture", "ready"]
-_READY_KINDS = ("server_ready", "api_server_start", "app_startup_complete")
-
-
-def startup_phases(con, run_ids: list[int]) -> dict[int, dict]:
-    """Startup timeline per run: ``{"phases": [{"phase", "start_s", "end_s"}], "ready_s", "approximate"}``.
-
-    Built from the timestamped milestones of rank 0 (any rank when rank 0 has none): each
-    milestone ends a segment of its phase; seconds count from the run's start. Runs whose
-    milestones carry no timestamps get consecutive bars from the durations in ``runs``
-    (``approximate`` is then true)."""
-    if not run_ids:
-        return {}
-    runs = {r["run_id"]: r for r in _q(con, """SELECT run_id, started_at, weight_load_s, cuda_graph_capture_s,
-                                                     time_to_ready_s FROM runs WHERE list_contains(?, run_id)""",
-                                      [list(run_ids)])}
-    ev = _q(con, """SELECT run_id, ts, kind, line_no, coalesce(tp_rank, 0) = 0 AS rank0 FROM events
-                    WHERE list_contains(?, run_id) AND ts IS NOT NULL AND list_contains(?, kind)
-                    ORDER BY run_id, ts, line_no""", [list(run_ids), list(_PHASE_OF)])
-    by_run: dict[int, list[dict]] = {}
-    for e in ev:
-        by_run.setdefault(e["run_id"], []).append(e)
-    out = {}
-    for rid in run_ids:
-        r = runs.get(rid)
-        if r is None:
-            continue
-        events = by_run.get(rid, [])
-        if any(e["rank0"] for e in events):
-            events = [e for e in events if e["rank0"]]
-        t0 = r["started_at"] or (events[0]["ts"] if events else None)
-        phases: list[dict] = []
-        ready_s = None
-        if events and t0 is not None:
-            prev = 0.0
-            for e in events:
-                t = (e["ts"] - t0).total_seconds()
-                if t < prev:
-                    continue
-                phase = _PHASE_OF[e["kind"]]
-                if t > prev:
-                    if phases and phases[-1]["phase"] == phase and phases[-1]["end_s"] == prev:
-                        phases[-1]["end_s"] = t
-                    else:
-                        phases.append({"phase": phase, "start_s": prev, "end_s": t})
-                prev = t
-                if e["kind"] in _READY_KINDS:  # the last of them: SGLang's "ready to roll" follows uvicorn's
-                    ready_s = t
-            approximate = False
-        else:
-            t = 0.0
-            for phase, d in (("weights", r["weight_load_s"]), ("graph capture", r["cuda_graph_capture_s"])):
-                if d:
-                    phases.append({"phase": phase, "start_s": t, "end_s": t + float(d)})
-                    t += float(d)
-            approximate = bool(phases)
-        if ready_s is None and r["time_to_ready_s"] is not None:
-            ready_s = float(r["time_to_ready_s"])
-        if ready_s is not None:  # the timeline ends when the server is ready
-            phases = [p for p in phases if p["start_s"] < ready_s or p["phase"] == "ready"]
-        for p in phases:
-            p["start_s"], p["end_s"] = round(p["start_s"], 3), round(p["end_s"], 3)
-        out[rid] = {"phases": phases, "ready_s": None if ready_s is None else round(ready_s, 3),
-                    "approximate": approximate, "started_at": t0}
-    return out
