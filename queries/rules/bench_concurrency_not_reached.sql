@@ -6,7 +6,7 @@
 -- fix.vllm: Admission cap: --max-num-seqs; KV capacity: vllm_max_concurrency_below_target.
 -- params: min_ratio=0.75, min_peak_ratio=0.95
 -- requires: bench_results.max_concurrency
--- source: diagnostics.md R41 (sgl-project/sglang#34290, #33483). Evidence: SGLang "Concurrency:" (achieved average in-flight requests) below min_ratio x "Max request concurrency:"; "Peak concurrent requests" below min_peak_ratio x the maximum; or fewer prompts than the concurrency. Ramp-up and drain keep a healthy run near 90 % (story: 115.13 of 128).
+-- source: docs/knowledge-base.md R41 (sgl-project/sglang#34290, #33483). Evidence: SGLang "Concurrency:" (achieved average in-flight requests) below min_ratio x "Max request concurrency:"; "Peak concurrent requests" below min_peak_ratio x the maximum; or fewer prompts than the concurrency. Ramp-up and drain keep a healthy run near 90 % (story: 115.13 of 128).
 WITH b AS (
   SELECT run_id, source_id, line_no, max_concurrency, concurrency, peak_concurrency, request_rate, successful_requests,
          failed_requests

@@ -3,7 +3,7 @@
 -- title: Benchmark run {run_id}: {failed} of {sent} requests failed ({failed_pct}%) — throughput and latency figures count only the successful ones and are not comparable
 -- fix: Fix the server-side cause before reading the numbers: look for the matching server errors (context-length rejections, 5xx, aborted or timed-out requests, OOM) in the server log of the same time window, then rerun the benchmark.
 -- requires: bench_results.successful_requests
--- source: diagnostics.md R40 (block format: vllm-project/vllm#40734, sgl-project/sglang#1738). Evidence: "Failed requests: N" > 0, or "Successful requests" below the num_prompts of the benchmark's own Namespace(...) line.
+-- source: docs/knowledge-base.md R40 (block format: vllm-project/vllm#40734, sgl-project/sglang#1738). Evidence: "Failed requests: N" > 0, or "Successful requests" below the num_prompts of the benchmark's own Namespace(...) line.
 WITH b AS (
   SELECT run_id, source_id, line_no, last_line, successful_requests, failed_requests FROM bench_results
   WHERE run_id IS NOT NULL AND coalesce(successful_requests, failed_requests) IS NOT NULL

@@ -5,7 +5,7 @@
 -- fix.sglang: Raise --chunked-prefill-size to 8192/16384; if it was kept small to avoid a prefill OOM, relieve --mem-fraction-static pressure instead where possible.
 -- fix.vllm: Raise --max-num-batched-tokens above 8192; if it was kept small to avoid a prefill OOM, leave more headroom with a lower --gpu-memory-utilization instead where possible.
 -- params: max_chunk=2048, min_full_chunks=2, min_prompts=3, min_backlog_lines=3
--- source: diagnostics.md R37 (vLLM optimization docs: max_num_batched_tokens > 8192 for throughput; vllm-project/vllm#10544; SGLang hyperparameter tuning: 4096/2048 only to avoid prefill OOM). SGLang: a prompt prefilled as >= min_full_chunks consecutive single-sequence "Prefill batch" lines with #new-token == chunked_prefill_size; vLLM: "Chunked prefill is enabled with max_num_batched_tokens=N" (N <= max_chunk) and stats lines with requests Waiting while prompts are being processed (a prefill backlog).
+-- source: docs/knowledge-base.md R37 (vLLM optimization docs: max_num_batched_tokens > 8192 for throughput; vllm-project/vllm#10544; SGLang hyperparameter tuning: 4096/2048 only to avoid prefill OOM). SGLang: a prompt prefilled as >= min_full_chunks consecutive single-sequence "Prefill batch" lines with #new-token == chunked_prefill_size; vLLM: "Chunked prefill is enabled with max_num_batched_tokens=N" (N <= max_chunk) and stats lines with requests Waiting while prompts are being processed (a prefill backlog).
 WITH sgl_chunk AS (
   SELECT run_id, max(try_cast(value AS BIGINT)) AS chunk FROM config
   WHERE key = 'chunked_prefill_size' GROUP BY run_id

@@ -4,7 +4,7 @@
 -- fix: Graph buffers live outside the static KV pool: leave them room, capture fewer batch sizes, and with speculative decoding shrink the draft tree (num_steps 3, topk 1, draft_tokens 4).
 -- fix.sglang: Lower --mem-fraction-static and --cuda-graph-max-bs.
 -- fix.vllm: Lower --gpu-memory-utilization and the capture sizes (--max-cudagraph-capture-size / cudagraph_capture_sizes).
--- source: diagnostics.md R05 — sglang issue #5285, PR #3430, PR #5893 (DeepSeek TP8 on H200 needs ~6.2 GB of graph memory at bs 256); vllm PR #57595; sglang docs speculative_decoding.md "OOM troubleshooting". Evidence: SGLang `Capture cuda graph failed: CUDA out of memory`, or a CUDA OOM after a capture-begin line (`Capture cuda graph begin`, `Capturing CUDA graphs`, `Capturing batches`) with no capture-end line in between, before the server is ready.
+-- source: docs/knowledge-base.md R05 — sglang issue #5285, PR #3430, PR #5893 (DeepSeek TP8 on H200 needs ~6.2 GB of graph memory at bs 256); vllm PR #57595; sglang docs speculative_decoding.md "OOM troubleshooting". Evidence: SGLang `Capture cuda graph failed: CUDA out of memory`, or a CUDA OOM after a capture-begin line (`Capture cuda graph begin`, `Capturing CUDA graphs`, `Capturing batches`) with no capture-end line in between, before the server is ready.
 WITH oom0 AS (
   SELECT e.run_id, e.line_no, e.last_line, e.kind,
          CASE WHEN e.message ILIKE '%out of memory%' THEN e.message

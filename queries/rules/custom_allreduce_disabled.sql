@@ -4,7 +4,7 @@
 -- fix: Tune NCCL for small latency-bound all-reduces (see nccl_untuned_pcie_tp: NCCL_PROTO=LL, NCCL_ALGO=Ring, NCCL_P2P_LEVEL=SYS, verified with nccl-tests all_reduce_perf at 4-64 KB); consider TP=2 with DP/PP instead of TP>2 on PCIe. If P2P failed, fix ACS/IOMMU first.
 -- fix.sglang: Try SGLang's opt-in PCIe custom all-reduce path (PR #32479, b12x backend).
 -- fix.vllm: Watch vLLM RFC #56128 (custom all-reduce over PCIe) for an opt-in path.
--- source: diagnostics.md R28 (vllm-project/vllm#56128: NCCL ~20 us per all-reduce, ~100 per token; community 4xV100 PCIe fork haohervchb/sglang-V100#2: 92-97 vs 117 tok/s; sgl-project/sglang#32479). Evidence: the engine's own "Custom allreduce is disabled because ..." warning (vLLM and SGLang custom_all_reduce.py); one finding per run however many ranks print it.
+-- source: docs/knowledge-base.md R28 (vllm-project/vllm#56128: NCCL ~20 us per all-reduce, ~100 per token; community 4xV100 PCIe fork haohervchb/sglang-V100#2: 92-97 vs 117 tok/s; sgl-project/sglang#32479). Evidence: the engine's own "Custom allreduce is disabled because ..." warning (vLLM and SGLang custom_all_reduce.py); one finding per run however many ranks print it.
 -- Also raised when the launch itself disabled it (vLLM `disable_custom_all_reduce=True` in the
 -- non-default args or engine config: it prints no warning) on a TP > 1 run: the cost is the same
 -- and the flag is often copied from an old recipe. SGLang's explicit flag stays a choice,

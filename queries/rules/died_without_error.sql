@@ -2,7 +2,7 @@
 -- severity: critical
 -- title: Run {run_id}: the log stops {where} — the server never became ready and no error was printed (last milestone line {milestone_line}: {milestone}; {tail_lines} line(s) after it)
 -- fix: A silent death during start-up is usually the kernel OOM killer (host RAM, or unified memory on GB10/Grace: check `dmesg | grep -i kill`), an orchestrator kill (readiness/liveness timeout, `docker stop`) or a hang. Check dmesg / the container's exit code, give start-up more host memory or a longer health-check timeout, and re-run with the same flags to see whether it stops at the same point.
--- source: diagnostics.md §2 start-up failure causes (R30-R34 for hangs vs slow loading); runs.end_state = 'truncated': no ready line, no error line, no kill notice, no serving activity, and the log ends with this run. Real: vllm__sostrowsk__dgx-spark-local-llm__vllm-run1-oom.log (ends right after `torch.compile took 30.61 s`), sglang__TianyangChen357__LLM__sglang.log (ends inside `Capture cuda graph begin ... bs=1`).
+-- source: docs/knowledge-base.md §2 start-up failure causes (R30-R34 for hangs vs slow loading); runs.end_state = 'truncated': no ready line, no error line, no kill notice, no serving activity, and the log ends with this run. Real: vllm__sostrowsk__dgx-spark-local-llm__vllm-run1-oom.log (ends right after `torch.compile took 30.61 s`), sglang__TianyangChen357__LLM__sglang.log (ends inside `Capture cuda graph begin ... bs=1`).
 WITH cand AS (
   SELECT r.run_id, r.source_id, r.last_line FROM runs r
   WHERE r.end_state = 'truncated' AND r.engine IN ('sglang', 'vllm') AND NOT coalesce(r.ready, false)

@@ -2,7 +2,7 @@
 -- severity: warning
 -- title: Run {run_id}: the bf16 model is cast to float16 ("Casting {cast}"){gpu_note} — bf16-trained weights and activations can overflow in fp16 (NaN / garbage output)
 -- fix: Use --dtype auto (bf16) on bf16-capable GPUs (Ampere and newer, also MI200+); where fp16 is forced by the hardware (e.g. T4, V100), validate accuracy on your tasks.
--- source: diagnostics.md R27 — QwenLM/Qwen3 issue #868 (Qwen2 on V100), deepseek-ai/DeepSeek-V2 issue #93. Evidence: `Casting torch.bfloat16 to torch.float16.` (old GPUs or --dtype half / float16).
+-- source: docs/knowledge-base.md R27 — QwenLM/Qwen3 issue #868 (Qwen2 on V100), deepseek-ai/DeepSeek-V2 issue #93. Evidence: `Casting torch.bfloat16 to torch.float16.` (old GPUs or --dtype half / float16).
 SELECT e.run_id, min(e.line_no) AS line_no, any_value(e.text) AS cast,
        CASE WHEN any_value(r.gpu_cc) IS NOT NULL AND TRY_CAST(any_value(r.gpu_cc) AS DOUBLE) < 8.0
               THEN ' on ' || coalesce(any_value(r.gpu_name), 'a GPU') || ' (compute capability ' || any_value(r.gpu_cc) || ', no bf16 support)'

@@ -3,7 +3,7 @@
 -- title: Run {run_id}: {what}
 -- fix: A request longer than the whole KV pool but within max_model_len is never admitted and blocks the queue while health checks stay green. Set --max-model-len <= the KV cache size in tokens (or add KV memory: FP8 KV, higher --gpu-memory-utilization, more GPUs); vLLM's --no-scheduler-reserve-full-isl is a workaround; enforce client-side length limits.
 -- params: min_intervals=3
--- source: diagnostics.md R43 — vllm issues #39734 (Gemma-4-31B on 2xH100: KV 76,640 tokens vs default max_model_len 262,144), #45414, #45388. Observed form (critical): >=3 consecutive stats lines with Running: 0, Waiting > 0 and zero generation throughput, or any such line when max_model_len exceeds the KV cache size. Predictive form (warning): `Using max model len L` > `GPU KV cache size: T tokens` at start-up with no stall seen.
+-- source: docs/knowledge-base.md R43 — vllm issues #39734 (Gemma-4-31B on 2xH100: KV 76,640 tokens vs default max_model_len 262,144), #45414, #45388. Observed form (critical): >=3 consecutive stats lines with Running: 0, Waiting > 0 and zero generation throughput, or any such line when max_model_len exceeds the KV cache size. Predictive form (warning): `Using max model len L` > `GPU KV cache size: T tokens` at start-up with no stall seen.
 -- engine: vllm
 WITH st AS (
   SELECT d.run_id, d.line_no, d.ts, d.queued_reqs,

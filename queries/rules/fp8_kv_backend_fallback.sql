@@ -1,8 +1,10 @@
 -- id: fp8_kv_backend_fallback
 -- severity: warning
 -- title: Run {run_id}: the FP8 KV cache ({kv_dtype}) forced a slower attention backend: {what}
--- fix: Use kv_cache_dtype fp8_e4m3 (FlashAttention3 supports only e4m3), pick a backend with native FP8 KV (FlashInfer: VLLM_ATTENTION_BACKEND=FLASHINFER / --attention-backend flashinfer), or keep a bf16 KV cache if memory is not the limit.
--- source: diagnostics.md R23 — sglang issue #18550 (`FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton.`), vllm PR #7798 (`Cannot use FlashAttention-2 backend for FP8 KV cache.` + `Please use FlashInfer backend with FP8 KV Cache for better performance`), flashinfer issue #1753 (FP8 KV attention kernels 12-35 % slower even when memory is saved).
+-- fix: Use kv_cache_dtype fp8_e4m3 (FlashAttention3 supports only e4m3), pick a backend with native FP8 KV (FlashInfer), or keep a bf16 KV cache if memory is not the limit.
+-- fix.sglang: FlashInfer: --attention-backend flashinfer.
+-- fix.vllm: FlashInfer: VLLM_ATTENTION_BACKEND=FLASHINFER (or --attention-backend flashinfer on recent vLLM).
+-- source: docs/knowledge-base.md R23 — sglang issue #18550 (`FlashAttention3 only supports fp8_e4m3 if using FP8; Setting attention backend to triton.`), vllm PR #7798 (`Cannot use FlashAttention-2 backend for FP8 KV cache.` + `Please use FlashInfer backend with FP8 KV Cache for better performance`), flashinfer issue #1753 (FP8 KV attention kernels 12-35 % slower even when memory is saved).
 WITH ev AS (
   SELECT e.run_id, e.line_no, 'SGLang switched the attention backend to ' || e.text AS what
   FROM events e WHERE e.kind = 'fp8_kv_backend_fallback'

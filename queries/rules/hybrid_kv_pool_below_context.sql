@@ -4,7 +4,7 @@
 -- fix: Lower the context length to what requests need, give the KV cache more memory (fewer CUDA-graph sizes), store it in FP8, or add TP. On hybrid models the Mamba / linear-attention state takes a fixed share of memory first, so the full-attention pool is smaller than for a dense model of the same size.
 -- fix.sglang: Context: --context-length; memory: --mem-fraction-static.
 -- fix.vllm: Context: --max-model-len; memory: --gpu-memory-utilization.
--- source: issue 12 (a hybrid model whose full-attention KV pool, 32,997 tokens, sat below its 65,536-token context, not raised); diagnostics.md R13 (sgl_kv_capacity_vs_context: the pool is shared by all requests) and vLLM's own case (max_model_len above the KV cache) is engine_stalled_with_waiting's. Hybrid evidence: SGLang `Mamba Cache is allocated` / swa or mamba usage on the decode lines / hybrid linear-attention backend; Runs SGLang's own limits line already reports are left to sgl_kv_capacity_vs_context.
+-- source: issue 12 (a hybrid model whose full-attention KV pool, 32,997 tokens, sat below its 65,536-token context, not raised); docs/knowledge-base.md R13 (sgl_kv_capacity_vs_context: the pool is shared by all requests) and vLLM's own case (max_model_len above the KV cache) is engine_stalled_with_waiting's. Hybrid evidence: SGLang `Mamba Cache is allocated` / swa or mamba usage on the decode lines / hybrid linear-attention backend; Runs SGLang's own limits line already reports are left to sgl_kv_capacity_vs_context.
 WITH hybrid AS (
   SELECT DISTINCT run_id FROM events WHERE kind IN ('mamba_cache_allocated', 'linear_attention_backend') AND run_id IS NOT NULL
   UNION SELECT DISTINCT run_id FROM decode_primary WHERE swa_usage IS NOT NULL OR mamba_usage IS NOT NULL

@@ -2,7 +2,7 @@
 -- severity: critical
 -- title: Run {run_id}: CUDA illegal memory access {when} — the engine died ({n_errors} error record(s) name it)
 -- fix: A kernel read or wrote out of bounds (kernel bug, a backend that does not support this GPU/dtype/shape, or state corrupted by an earlier error). Re-run with CUDA_LAUNCH_BLOCKING=1 to find the kernel, try another attention / MoE backend or disable CUDA graphs / custom all-reduce to isolate it, upgrade the engine, and report it upstream with the traceback.
--- source: diagnostics.md §2 failure causes; torch `RuntimeError: CUDA error: an illegal memory access was encountered` (common.toml cuda_illegal_access). Reported once per run at the first occurrence; later EngineDeadError / worker-died records are consequences.
+-- source: docs/knowledge-base.md §2 failure causes; torch `RuntimeError: CUDA error: an illegal memory access was encountered` (common.toml cuda_illegal_access). Reported once per run at the first occurrence; later EngineDeadError / worker-died records are consequences.
 WITH err AS (
   SELECT e.run_id, e.line_no FROM errors e
   WHERE e.kind = 'illegal_memory_access' OR e.message ILIKE '%illegal memory access was encountered%'

@@ -5,7 +5,7 @@
 -- fix.sglang: Precompile with the same arguments (python3 -m sglang.compile_deep_gemm ...).
 -- fix.vllm: Widen vLLM's warm-up to the shapes that JIT-compiled at run time (VLLM_SKIP_DEEP_GEMM_WARMUP only if runtime JIT is acceptable).
 -- params: min_gap_s=120
--- source: diagnostics.md R34 (sgl-project/sglang#4773, #15891, #5031, #7339: first gsm8k pass 606 vs 1186 tok/s, ~20 s first-token stall; vllm-project/vllm#47456, #54529: cold FlashInfer JIT added ~120 s to init, 264 s vs 143 s). Evidence: SGLang "Entering DeepGEMM JIT Pre-Compile session" / "DeepGEMM JIT code generation ... Please wait."; vLLM "<X> kernel JIT compilation during inference: <kernel>" (jit_monitor); a silent gap >= min_gap_s after vLLM's torch.compile before the next start-up step (first-use FlashInfer JIT).
+-- source: docs/knowledge-base.md R34 (sgl-project/sglang#4773, #15891, #5031, #7339: first gsm8k pass 606 vs 1186 tok/s, ~20 s first-token stall; vllm-project/vllm#47456, #54529: cold FlashInfer JIT added ~120 s to init, 264 s vs 143 s). Evidence: SGLang "Entering DeepGEMM JIT Pre-Compile session" / "DeepGEMM JIT code generation ... Please wait."; vLLM "<X> kernel JIT compilation during inference: <kernel>" (jit_monitor); a silent gap >= min_gap_s after vLLM's torch.compile before the next start-up step (first-use FlashInfer JIT).
 WITH jit AS (
   SELECT e.run_id, e.line_no, e.text, r.ready_line,
          (r.ready_line IS NOT NULL AND e.line_no > r.ready_line) AS serving

@@ -3,7 +3,7 @@
 -- title: Run {run_id}: TP{tp_size} on PCIe-only GPUs ({pcie_evidence}) with NCCL at its defaults — the launch environment ({env_seen}) sets none of NCCL_PROTO, NCCL_ALGO, NCCL_P2P_LEVEL{shm_note}
 -- fix: A/B the decode-latency NCCL settings: NCCL_P2P_LEVEL=SYS, NCCL_PROTO=LL (or LL128), NCCL_ALGO=Ring, exported before the server starts; verify with nccl-tests all_reduce_perf at 4-64 KB. If channels go via SHM, P2P is off: fix ACS/IOMMU (or the GeForce P2P limit) first.
 -- params: min_tp=4
--- source: diagnostics.md R29 (field report: Kimi-K2.5 on 8x RTX PRO 6000, vLLM with NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_P2P_LEVEL=SYS 82.5 tok/s vs SGLang 63.6; community FujitsuPolycom/sparkring#193: LL vs Simple -27 % latency at 4 KB; NVIDIA/nccl#199). PCIe-only = runs.gpu_interconnect 'pcie' (topology/env report or GPU catalog) or the engine's custom all-reduce PCIe/P2P warning (R28); NCCL channels via SHM (NCCL_DEBUG=INFO) as extra evidence.
+-- source: docs/knowledge-base.md R29 (field report: Kimi-K2.5 on 8x RTX PRO 6000, vLLM with NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_P2P_LEVEL=SYS 82.5 tok/s vs SGLang 63.6; community FujitsuPolycom/sparkring#193: LL vs Simple -27 % latency at 4 KB; NVIDIA/nccl#199). PCIe-only = runs.gpu_interconnect 'pcie' (topology/env report or GPU catalog) or the engine's custom all-reduce PCIe/P2P warning (R28); NCCL channels via SHM (NCCL_DEBUG=INFO) as extra evidence.
 -- Only runs whose launch environment is visible in the log: a shell trace (set -x) of the launch
 -- script, NCCL_DEBUG=INFO output (NCCL echoes every NCCL_* it reads) or exported variables. Without
 -- any of these the environment is unknown and the rule stays silent.

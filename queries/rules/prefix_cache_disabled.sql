@@ -4,7 +4,7 @@
 -- fix: Re-enable it unless the workload has no reuse at all; for random-prompt benchmarks the bookkeeping can cost more than it saves. Hybrid (Mamba/linear-attention) models: check the engine version's support before forcing it.
 -- fix.sglang: Drop --disable-radix-cache.
 -- fix.vllm: Pass --enable-prefix-caching.
--- source: diagnostics.md R36 (sgl-project/sglang#1639, #19746). Evidence: disable_radix_cache=True in SGLang's server_args, enable_prefix_caching=False in vLLM's engine config (V0 default; V1 default for hybrid models). Only servers that took traffic (prefill lines or prompt throughput): an idle server recomputes nothing.
+-- source: docs/knowledge-base.md R36 (sgl-project/sglang#1639, #19746). Evidence: disable_radix_cache=True in SGLang's server_args, enable_prefix_caching=False in vLLM's engine config (V0 default; V1 default for hybrid models). Only servers that took traffic (prefill lines or prompt throughput): an idle server recomputes nothing.
 WITH off AS (
   SELECT c.run_id, min(c.line_no) AS line_no,
          bool_or(c.key = 'disable_radix_cache') AS sglang_flag

@@ -2,7 +2,7 @@
 -- severity: critical
 -- title: Run {run_id}: {what}
 -- fix: Omit --quantization (let the engine auto-detect awq_marlin / gptq_marlin) or pass the Marlin variant explicitly (--quantization awq_marlin / gptq_marlin). On ROCm/non-NVIDIA GPUs the Marlin kernels do not exist: compare against an FP8 or bf16 checkpoint instead.
--- source: diagnostics.md R24 — vllm issue #21376 (23 vs 123 tok/s, 5x, just from passing --quantization awq), issue #4359. Evidence: `Detected that the model can run with awq_marlin, however you specified quantization=awq explicitly, so forcing awq` and `<method> quantization is not fully optimized yet. The speed can be slower than non-quantized models.` Info instead of critical on AMD/ROCm, where no faster kernel is available.
+-- source: docs/knowledge-base.md R24 — vllm issue #21376 (23 vs 123 tok/s, 5x, just from passing --quantization awq), issue #4359. Evidence: `Detected that the model can run with awq_marlin, however you specified quantization=awq explicitly, so forcing awq` and `<method> quantization is not fully optimized yet. The speed can be slower than non-quantized models.` Info instead of critical on AMD/ROCm, where no faster kernel is available.
 WITH ev AS (
   SELECT run_id, line_no, 1 AS prio,
          'quantization=' || coalesce(json_extract_string(attrs, '$.specified'), '?') || ' was forced although the model can run with '

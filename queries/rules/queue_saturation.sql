@@ -5,7 +5,7 @@
 -- fix.sglang: More KV memory: see sgl_mem_fraction_too_low.
 -- fix.vllm: More KV memory: see vllm_max_concurrency_below_target.
 -- params: kv_full=0.9, kv_busy_at_cap=0.7, min_lines=3, min_span_s=30
--- source: diagnostics.md R15 — SGLang hyperparameter tuning docs, vLLM optimization docs. A saturated stats line (primary rank) has requests waiting and either KV usage >= 90 % or Running at the admission cap with KV >= 70 % (below that the cap itself is the limit: running_pinned_at_cap). Fires on a run of >=3 consecutive saturated lines spanning >=30 s in which the queue grows; short admission ramps stay silent.
+-- source: docs/knowledge-base.md R15 — SGLang hyperparameter tuning docs, vLLM optimization docs. A saturated stats line (primary rank) has requests waiting and either KV usage >= 90 % or Running at the admission cap with KV >= 70 % (below that the cap itself is the limit: running_pinned_at_cap). Fires on a run of >=3 consecutive saturated lines spanning >=30 s in which the queue grows; short admission ramps stay silent.
 -- requires: decode_stats.queued_reqs
 WITH caps AS (SELECT run_id, max_running_requests AS cap FROM runs),
 s AS (

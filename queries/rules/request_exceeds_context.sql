@@ -4,7 +4,7 @@
 -- fix: Raise the context limit if the KV cache allows it, or truncate prompts client-side. Benchmarks count these as failures.
 -- fix.sglang: Raise --context-length (see sgl_kv_capacity_vs_context) or enable --allow-auto-truncate.
 -- fix.vllm: Raise --max-model-len (see vllm_kv_too_small_for_max_model_len).
--- source: diagnostics.md R14 — sglang source (validate_input_length: `Input length (X tokens) exceeds the maximum allowed length (Y tokens)`, `The input (X tokens) is longer than the model's context length (Y tokens)`); vllm issue #10517 (`This model's maximum context length is X tokens. However, you requested Y tokens`, `The decoder prompt (length X) is longer than the maximum model length of Y`) and the HTTP 400 access lines.
+-- source: docs/knowledge-base.md R14 — sglang source (validate_input_length: `Input length (X tokens) exceeds the maximum allowed length (Y tokens)`, `The input (X tokens) is longer than the model's context length (Y tokens)`); vllm issue #10517 (`This model's maximum context length is X tokens. However, you requested Y tokens`, `The decoder prompt (length X) is longer than the maximum model length of Y`) and the HTTP 400 access lines.
 WITH rej AS (
   SELECT e.run_id, e.message,
     coalesce((SELECT min(l.line_no) FROM lines_other l WHERE l.run_id = e.run_id

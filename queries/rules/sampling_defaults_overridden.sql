@@ -4,7 +4,7 @@
 -- fix: When comparing engines or runs, send explicit sampling parameters from the client (temperature, top_p, top_k, repetition_penalty), or pin the server defaults; use the model's official chat template.
 -- fix.sglang: Pin the defaults with --sampling-defaults openai.
 -- fix.vllm: Pin the defaults with --generation-config vllm.
--- source: diagnostics.md R39 (vllm-project/vllm#15281). Evidence: vLLM "Default sampling parameters have been overridden by the model's Hugging Face generation config ..." and either engine's "Using default (chat) sampling params from model (generation config): {...}" (SGLang prints it with --sampling-defaults model, its default in newer releases). Different sampling changes output lengths, spec-decoding acceptance and quality between compared runs.
+-- source: docs/knowledge-base.md R39 (vllm-project/vllm#15281). Evidence: vLLM "Default sampling parameters have been overridden by the model's Hugging Face generation config ..." and either engine's "Using default (chat) sampling params from model (generation config): {...}" (SGLang prints it with --sampling-defaults model, its default in newer releases). Different sampling changes output lengths, spec-decoding acceptance and quality between compared runs.
 WITH ev AS (
   SELECT run_id, line_no, NULL AS params FROM events WHERE kind = 'sampling_overridden' AND run_id IS NOT NULL
   UNION ALL

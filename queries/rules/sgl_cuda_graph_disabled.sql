@@ -3,7 +3,7 @@
 -- title: Run {run_id}: SGLang decodes without CUDA graphs ({how}); {n_eager} of {n_busy} busy decode lines show cuda graph: False
 -- fix: Drop --disable-cuda-graph. If it was added to dodge a capture OOM or crash, lower --cuda-graph-max-bs and/or --mem-fraction-static instead; if a backend forced it (torch_native attention), pick a graph-capable --attention-backend.
 -- params: min_eager_share=0.90
--- source: diagnostics.md R02 — sglang PR #1401 (Llama-3-8B BS1 141.6 vs 107.8 tok/s, ~4x on DeepSeek-Coder-V2-Lite), PR #24047 (DeepSeek-V4 on SM120 4.36 -> 10.26 tok/s), PR #6201 (added the `cuda graph` log field). Fires on disable_cuda_graph=True, a "Cuda graph is disabled because ..." notice, or >=90 % of busy decode lines (primary rank) with cuda graph: False while #running-req <= the captured ceiling.
+-- source: docs/knowledge-base.md R02 — sglang PR #1401 (Llama-3-8B BS1 141.6 vs 107.8 tok/s, ~4x on DeepSeek-Coder-V2-Lite), PR #24047 (DeepSeek-V4 on SM120 4.36 -> 10.26 tok/s), PR #6201 (added the `cuda graph` log field). Fires on disable_cuda_graph=True, a "Cuda graph is disabled because ..." notice, or >=90 % of busy decode lines (primary rank) with cuda graph: False while #running-req <= the captured ceiling.
 -- engine: sglang
 WITH flag AS (
   SELECT run_id, min(line_no) AS line_no, 'disable_cuda_graph=True' AS how

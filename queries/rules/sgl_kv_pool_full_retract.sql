@@ -3,7 +3,7 @@
 -- title: Run {run_id}: KV cache pool full — {n_rounds} retraction round(s) ({n_reqs} requests retracted) over {span_s} s, up to {max_per_min} in one minute{pressure}
 -- fix: Retracted requests are re-prefilled later. Make admission more conservative (--schedule-conservativeness 1.3), lower --max-running-requests, raise --mem-fraction-static if available_gpu_mem allows, use an FP8 KV cache or more TP.
 -- params: max_per_minute=1, critical_rounds=10, critical_span_s=30
--- source: diagnostics.md R06 — SGLang hyperparameter tuning docs (an occasional retraction, about once a minute, is acceptable), sglang issue #26248 (decode throughput ~429 -> 20-38 tok/s after retraction, never recovered), issue #4184. Counts one round per retraction on the lowest TP rank of each DP rank (every rank prints it). Silent when at most one round in any minute; critical when sustained (>=10 rounds spread over >=30 s).
+-- source: docs/knowledge-base.md R06 — SGLang hyperparameter tuning docs (an occasional retraction, about once a minute, is acceptable), sglang issue #26248 (decode throughput ~429 -> 20-38 tok/s after retraction, never recovered), issue #4184. Counts one round per retraction on the lowest TP rank of each DP rank (every rank prints it). Silent when at most one round in any minute; critical when sustained (>=10 rounds spread over >=30 s).
 -- engine: sglang
 WITH ev AS (
   SELECT e.run_id, e.line_no, e.ts, e.value AS n_reqs, coalesce(e.dp_rank, -1) AS dp, coalesce(e.tp_rank, -1) AS tp

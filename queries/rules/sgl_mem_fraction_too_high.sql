@@ -3,7 +3,7 @@
 -- title: Run {run_id}: {what}
 -- fix: Lower --mem-fraction-static (e.g. 0.8 or 0.7) to leave activation / graph headroom; if the OOM is in prefill, lower --chunked-prefill-size to 4096 or 2048; if in decode, lower --max-running-requests. A forward OOM on a server that started fine can also mean another process grew on the GPU — check nvidia-smi.
 -- params: min_headroom_gb=3
--- source: diagnostics.md R09 — SGLang hyperparameter tuning docs (mem-fraction-static too high leaves no room for activations and CUDA graph buffers), sglang PR #23181. Warning when the start-up summary reports available_gpu_mem < 3 GB; critical when a CUDA out-of-memory error follows after the server was ready.
+-- source: docs/knowledge-base.md R09 — SGLang hyperparameter tuning docs (mem-fraction-static too high leaves no room for activations and CUDA graph buffers), sglang PR #23181. Warning when the start-up summary reports available_gpu_mem < 3 GB; critical when a CUDA out-of-memory error follows after the server was ready.
 -- engine: sglang
 WITH avail AS (
   SELECT run_id, min(line_no) AS line_no,

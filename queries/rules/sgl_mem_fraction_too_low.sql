@@ -3,7 +3,7 @@
 -- title: Run {run_id}: {what}
 -- fix: Raise --mem-fraction-static in 0.01-0.02 steps until available_gpu_mem at startup is about 5-8 GB (SGLang's guidance); the extra memory becomes KV cache. If the start-up failed with "Not enough memory", the static pool could not even hold the weights: raise it or use more GPUs / a quantized checkpoint.
 -- params: idle_gb=10, kv_full=0.9, min_pressure_lines=3
--- source: diagnostics.md R08 — SGLang hyperparameter tuning docs (available_gpu_mem of 5-8 GB is right); sglang source (`Not enough memory. Please try to increase --mem-fraction-static` check, the critical start-up form). Warning needs available_gpu_mem > 10 GB together with KV pressure: >=2 retraction rounds (one is acceptable, R06) or >=3 busy decode lines at token usage >= 0.9 with a queue.
+-- source: docs/knowledge-base.md R08 — SGLang hyperparameter tuning docs (available_gpu_mem of 5-8 GB is right); sglang source (`Not enough memory. Please try to increase --mem-fraction-static` check, the critical start-up form). Warning needs available_gpu_mem > 10 GB together with KV pressure: >=2 retraction rounds (one is acceptable, R06) or >=3 busy decode lines at token usage >= 0.9 with a queue.
 -- engine: sglang
 WITH fail AS (
   SELECT e.run_id, e.line_no,

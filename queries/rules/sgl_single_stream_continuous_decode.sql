@@ -3,7 +3,7 @@
 -- title: Run {run_id}: single-stream traffic ({n_small} of {n_busy} busy decode lines ran 1-2 requests, median {median_tok_s} tok/s at one request) with num_continuous_decode_steps=1 — the scheduler runs between every decode step
 -- fix: A/B --num-continuous-decode-steps 4..8 (the story's tuned launch used 4); it amortises per-step scheduling over several decode steps at a small cost in time-to-first-token for newly arriving requests. One upstream PR notes it was not fully wired in some versions: measure.
 -- params: max_running=2, min_share=0.5, min_lines=20
--- source: diagnostics.md R38 (field report; SemiAnalysisAI/InferenceX#1243: 4 -> 8 steps gave +6.3 % throughput / -5.9 % TPOT on DeepSeek-R1 FP8 MI355X at conc 64, +4.4 % at conc 4; sgl-project/sglang#23131). Single-stream = at least min_share of the busy primary-rank decode lines with #running-req <= max_running.
+-- source: docs/knowledge-base.md R38 (field report; SemiAnalysisAI/InferenceX#1243: 4 -> 8 steps gave +6.3 % throughput / -5.9 % TPOT on DeepSeek-R1 FP8 MI355X at conc 64, +4.4 % at conc 4; sgl-project/sglang#23131). Single-stream = at least min_share of the busy primary-rank decode lines with #running-req <= max_running.
 WITH d AS (
   SELECT run_id, line_no, running_reqs, gen_tok_s FROM decode_primary
   WHERE primary_rank AND running_reqs > 0 AND run_id IS NOT NULL

@@ -3,7 +3,7 @@
 -- title: Run {run_id}: speculative decoding ({spec_method}) reset max_running_requests to {cap}{observed}
 -- fix: Pass --max-running-requests explicitly (sized from the KV pool and the target concurrency) together with a matching --cuda-graph-max-bs; with DP attention remember the cap is split per worker.
 -- params: min_pinned_lines=3
--- source: diagnostics.md R17 — sglang PR #34290, issue #33199; field report (Kimi-K2.5 EAGLE-3 campaign lost most of its concurrent throughput to the 48 cap). Evidence: `Max running requests is reset to 48 for speculative decoding`, or max_running_requests=48 with a speculative algorithm and no explicit --max-running-requests. Critical when #running-req sits at the cap with #queue-req > 0 (>=3 decode lines), i.e. the offered concurrency exceeded it.
+-- source: docs/knowledge-base.md R17 — sglang PR #34290, issue #33199; field report (Kimi-K2.5 EAGLE-3 campaign lost most of its concurrent throughput to the 48 cap). Evidence: `Max running requests is reset to 48 for speculative decoding`, or max_running_requests=48 with a speculative algorithm and no explicit --max-running-requests. Critical when #running-req sits at the cap with #queue-req > 0 (>=3 decode lines), i.e. the offered concurrency exceeded it.
 -- engine: sglang
 WITH reset AS (
   SELECT run_id, min(line_no) AS line_no, CAST(max(value) AS INTEGER) AS cap, 'reset line' AS how

@@ -5,7 +5,7 @@
 -- fix.sglang: Use adaptive speculation or fewer --speculative-num-steps.
 -- fix.vllm: Set speculative_config.disable_by_batch_size.
 -- params: high_running=32, min_share=0.25, min_lines=3
--- source: diagnostics.md R19 — vLLM spec_decode README (targets low-QPS memory-bound decode), sglang issue #5160 (128-way concurrency slower with spec), HabanaAI/vllm-fork PR #1264 (MTP 1.6x at bs4 -> 1.35x at bs128 -> ~0 at bs256), snowflakedb/ArcticInference#185 (suffix decoding degrades above ~20 concurrency), vllm issue #49548. Sustained = >=25 % of busy primary-rank stats lines (and >=3) at >=32 running requests.
+-- source: docs/knowledge-base.md R19 — vLLM spec_decode README (targets low-QPS memory-bound decode), sglang issue #5160 (128-way concurrency slower with spec), HabanaAI/vllm-fork PR #1264 (MTP 1.6x at bs4 -> 1.35x at bs128 -> ~0 at bs256), snowflakedb/ArcticInference#185 (suffix decoding degrades above ~20 concurrency), vllm issue #49548. Sustained = >=25 % of busy primary-rank stats lines (and >=3) at >=32 running requests.
 -- requires: runs.spec_method
 WITH busy AS (
   SELECT d.run_id, d.line_no, d.running_reqs

@@ -4,7 +4,7 @@
 -- fix: The model (weights + activations of the profiling/warm-up pass) does not fit next to what is already on the GPU: use more GPUs (TP/PP), a quantized checkpoint, a shorter context or a smaller prefill batch; lower the memory fraction only if other processes share the GPU; check nvidia-smi for leftover processes.
 -- fix.sglang: Knobs: --mem-fraction-static, --context-length, --chunked-prefill-size.
 -- fix.vllm: Knobs: --gpu-memory-utilization, --max-model-len, --max-num-batched-tokens.
--- source: diagnostics.md §2 failure causes (startup) and R09 — torch `CUDA out of memory. Tried to allocate ...` before the ready line (vllm-log-formats.md §10, sglang-log-formats.md "Startup"); OOMs inside CUDA-graph capture are cuda_graph_capture_oom (R05) and are excluded here.
+-- source: docs/knowledge-base.md §2 failure causes (startup) and R09 — torch `CUDA out of memory. Tried to allocate ...` before the ready line (parsers/vllm.toml §10, parsers/sglang.toml "Startup"); OOMs inside CUDA-graph capture are cuda_graph_capture_oom (R05) and are excluded here.
 WITH oom0 AS (
   SELECT e.run_id, e.line_no, e.last_line, e.kind,
          CASE WHEN e.message ILIKE '%out of memory%' THEN e.message

@@ -1,9 +1,11 @@
 -- id: telemetry_gpu_idle_while_queued
 -- severity: warning
 -- title: Run {run_id}: GPU {gpu_index} busy only {util_pct} % on average in {n_samples} samples while {max_waiting} request(s) waited
--- fix: The GPU waits for the host, not the other way round: the scheduler or an admission cap holds requests back. Look at running_pinned_at_cap / sgl_scheduler_too_conservative / queue_saturation; raise --max-running-requests / --max-num-seqs or --max-num-batched-tokens, lower --schedule-conservativeness, check the CPU (tokenizer, detokenizer, Python GIL) and the host-to-device path.
+-- fix: The GPU waits for the host, not the other way round: the scheduler or an admission cap holds requests back. Look at running_pinned_at_cap / queue_saturation; check the CPU (tokenizer, detokenizer, Python GIL) and the host-to-device path.
+-- fix.sglang: Raise --max-running-requests, lower --schedule-conservativeness (see sgl_scheduler_too_conservative).
+-- fix.vllm: Raise --max-num-seqs or --max-num-batched-tokens.
 -- params: max_util=0.3, min_waiting=1, min_samples=3
--- source: utilization.gpu is the share of the sample period in which a kernel ran (nvidia-smi --help-query-gpu; DCGM_FI_DEV_GPU_UTIL, rocm-smi GPU use, amd-smi gfx_activity alike). Requests waiting (Prometheus vllm:num_requests_waiting / sglang:num_queue_reqs, or the log's #queue-req / Waiting) while kernels run under 30 % of the time means the bottleneck is scheduling or admission, not compute (diagnostics.md R07, R15, R16). 30 % and 3 samples are logsleuth's thresholds: well below the 90-100 % a saturated decode shows.
+-- source: utilization.gpu is the share of the sample period in which a kernel ran (nvidia-smi --help-query-gpu; DCGM_FI_DEV_GPU_UTIL, rocm-smi GPU use, amd-smi gfx_activity alike). Requests waiting (Prometheus vllm:num_requests_waiting / sglang:num_queue_reqs, or the log's #queue-req / Waiting) while kernels run under 30 % of the time means the bottleneck is scheduling or admission, not compute (docs/knowledge-base.md R07, R15, R16). 30 % and 3 samples are logsleuth's thresholds: well below the 90-100 % a saturated decode shows.
 -- requires: gpu_samples
 WITH waiting AS (
   -- queue depth over time, from the scrape (summed over engines) and from the log's stats lines

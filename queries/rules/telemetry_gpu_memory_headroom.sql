@@ -3,7 +3,7 @@
 -- title: Run {run_id}: GPU {gpu_index} {what}: {free_gib} GiB free of {total_gib} GiB {when}
 -- fix: {advice}
 -- params: min_free_gib=3, critical_free_gib=1, idle_free_gib=10, min_util=0.5
--- source: diagnostics.md R09 sgl_mem_fraction_too_high (under ~3 GB free, activations and graph buffers have no headroom: OOM under long prompts or big batches; another process growing on the GPU shows here too) and R08 sgl_mem_fraction_too_low (over 10 GB left idle instead of KV cache means fewer concurrent requests; docs: 5-8 GB is right). Memory from nvidia-smi memory.used/total, DCGM FB_USED+FB_FREE, rocm-smi/amd-smi VRAM. Critical under 1 GiB free.
+-- source: docs/knowledge-base.md R09 sgl_mem_fraction_too_high (under ~3 GB free, activations and graph buffers have no headroom: OOM under long prompts or big batches; another process growing on the GPU shows here too) and R08 sgl_mem_fraction_too_low (over 10 GB left idle instead of KV cache means fewer concurrent requests; docs: 5-8 GB is right). Memory from nvidia-smi memory.used/total, DCGM FB_USED+FB_FREE, rocm-smi/amd-smi VRAM. Critical under 1 GiB free.
 -- requires: gpu_samples.mem_total_mib
 WITH s AS (
   SELECT rt.run_id, g.*, (g.mem_total_mib - g.mem_used_mib) / 1024.0 AS free_gib

@@ -3,7 +3,7 @@
 -- title: Run {run_id}: GPU {gpu_index} PCIe link at Gen{gen} x{width} under load, the link can do Gen{gen_max} x{width_max}
 -- fix: Reseat the card or riser, check the slot's wiring (an x16 card in an x8 slot, a bifurcated slot), BIOS PCIe settings (forced GenN, ASPM) and cable/retimer quality; then confirm with nvidia-smi -q -d PCI (and the replay counter). A degraded link slows weight loading, host<->device copies, CPU offload and every PCIe all-reduce (TP on PCIe-only GPUs).
 -- params: min_util=0.5
--- source: nvidia-smi --help-query-gpu: pcie.link.gen.current "may be reduced when the GPU is not in use" (so only samples under load, utilization >= 50 %, count for the generation), pcie.link.gen.max / pcie.link.width.max are what GPU and system support together; a narrower width than the maximum is never a power-saving state. Fields from telemetry-formats.md 3.1 (DCGM: DCGM_FI_DEV_PCIE_LINK_GEN/WIDTH).
+-- source: nvidia-smi --help-query-gpu: pcie.link.gen.current "may be reduced when the GPU is not in use" (so only samples under load, utilization >= 50 %, count for the generation), pcie.link.gen.max / pcie.link.width.max are what GPU and system support together; a narrower width than the maximum is never a power-saving state. Fields from README.md (Telemetry) 3.1 (DCGM: DCGM_FI_DEV_PCIE_LINK_GEN/WIDTH).
 -- requires: gpu_samples.pcie_gen
 WITH s AS (
   SELECT rt.run_id, g.* FROM gpu_samples g JOIN run_telemetry rt USING (source_id)

@@ -1,9 +1,11 @@
 -- id: telemetry_preemption_burst
 -- severity: warning
 -- title: Run {run_id}: {n_preempt} {what} within {interval_s} s ({per_min} per minute) at {ts}
--- fix: Bursts of preemption (vLLM) or retraction (SGLang) recompute requests from scratch: latency spikes mid-stream. Give the KV cache more room (raise --gpu-memory-utilization / --mem-fraction-static, FP8 KV cache, more TP) or admit fewer requests (--max-num-seqs / --max-running-requests; SGLang --schedule-conservativeness above 1).
+-- fix: Bursts of preemption or retraction recompute requests from scratch: latency spikes mid-stream. Give the KV cache more room (FP8 KV cache, more TP) or admit fewer requests.
+-- fix.sglang: Raise --mem-fraction-static, lower --max-running-requests, or set --schedule-conservativeness above 1.
+-- fix.vllm: Raise --gpu-memory-utilization or lower --max-num-seqs.
 -- params: min_burst=10, per_min=5, critical_burst=20
--- source: Prometheus counters vllm:num_preemptions_total and sglang:num_retracted_requests_total (telemetry-formats.md 1.1, 2.1) as per-interval increases (view metric_rates, counter resets skipped). diagnostics.md R10 vllm_preemption (docs: about once a minute is acceptable; critical when frequent, >= 20 at >= 5 per minute) and R06 sgl_kv_pool_full_retract. A burst = >= 10 in one scrape interval at >= 5 per minute.
+-- source: Prometheus counters vllm:num_preemptions_total and sglang:num_retracted_requests_total (README.md (Telemetry) 1.1, 2.1) as per-interval increases (view metric_rates, counter resets skipped). docs/knowledge-base.md R10 vllm_preemption (docs: about once a minute is acceptable; critical when frequent, >= 20 at >= 5 per minute) and R06 sgl_kv_pool_full_retract. A burst = >= 10 in one scrape interval at >= 5 per minute.
 -- requires: metrics
 WITH d AS (
   SELECT source_id, snapshot, any_value(ts) AS ts, min(line_no) AS line_no,

@@ -1,9 +1,11 @@
 -- id: telemetry_spec_acceptance_mismatch
 -- severity: warning
 -- title: Run {run_id}: speculative acceptance length from Prometheus ({prom_accept_len}) disagrees with the log's ({log_accept_len}) by {diff_pct} %
--- fix: One of the two figures is not what it seems: check that the scrape and the log cover the same run and time (engine restarts reset counters), that the log's figure is the mean tokens per step including the bonus token (SGLang accept len vs accept rate, vLLM Mean acceptance length), and for DP that all engines are scraped. Trust the counters for totals.
+-- fix: One of the two figures is not what it seems: check that the scrape and the log cover the same run and time (engine restarts reset counters), that the log's figure is the mean tokens per step including the bonus token, and for DP that all engines are scraped. Trust the counters for totals.
+-- fix.sglang: SGLang logs both an accept length and an accept rate: compare the length.
+-- fix.vllm: Compare against vLLM's Mean acceptance length.
 -- params: max_rel_diff=0.15
--- source: vLLM spec-decode counters (vllm/v1/spec_decode/metrics.py docstring; telemetry-formats.md 1.1): mean acceptance length = 1 + rate(vllm:spec_decode_num_accepted_tokens_total) / rate(vllm:spec_decode_num_drafts_total), here over the scrape's first and last snapshot (or since start for one snapshot); SGLang gauge sglang:spec_accept_length (mean over snapshots with a value). The log's figure: spec_stats.accept_len over the same time span (diagnostics.md lines on accept len: (accepted + bonus) / forward steps). A relative gap over 15 % (logsleuth's threshold) is more than interval noise.
+-- source: vLLM spec-decode counters (vllm/v1/spec_decode/metrics.py docstring; README.md (Telemetry) 1.1): mean acceptance length = 1 + rate(vllm:spec_decode_num_accepted_tokens_total) / rate(vllm:spec_decode_num_drafts_total), here over the scrape's first and last snapshot (or since start for one snapshot); SGLang gauge sglang:spec_accept_length (mean over snapshots with a value). The log's figure: spec_stats.accept_len over the same time span (docs/knowledge-base.md lines on accept len: (accepted + bonus) / forward steps). A relative gap over 15 % (logsleuth's threshold) is more than interval noise.
 -- requires: spec_stats.accept_len
 WITH c AS (
   SELECT source_id, snapshot, any_value(ts) AS ts, min(line_no) AS line_no,

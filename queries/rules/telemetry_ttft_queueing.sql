@@ -1,9 +1,11 @@
 -- id: telemetry_ttft_queueing
 -- severity: warning
 -- title: Run {run_id}: TTFT p99 {ttft_p99_s} s, of which queueing p99 {queue_p99_s} s ({share_pct} %): requests wait before they are scheduled
--- fix: Arrivals outpace the server: scale out (more replicas / DP with a router), rate-limit clients, or raise capacity (KV cache, --max-num-seqs / --max-running-requests, --max-num-batched-tokens). Prefill cost itself is not the problem here.
+-- fix: Arrivals outpace the server: scale out (more replicas / DP with a router), rate-limit clients, or raise capacity (more KV cache, a higher running-request cap, a larger prefill batch). Prefill cost itself is not the problem here.
+-- fix.sglang: Capacity knobs: --max-running-requests, --chunked-prefill-size.
+-- fix.vllm: Capacity knobs: --max-num-seqs, --max-num-batched-tokens.
 -- params: min_ttft_s=1.0, min_share=0.5
--- source: Prometheus histograms at the last snapshot of the scrape (cumulative since the server started; view metric_quantiles, histogram_quantile interpolation): vLLM vllm:time_to_first_token_seconds and vllm:request_queue_time_seconds (WAITING phase; V0 vllm:time_in_queue_requests), SGLang sglang:time_to_first_token_seconds and sglang:queue_time_seconds (telemetry-formats.md 1.1, 2.1). When queueing makes up half or more of a p99 TTFT over 1 s, TTFT grows with the queue (diagnostics.md R15 queue_saturation: arrival > service rate). The 0.5 share and 1 s floor are logsleuth's thresholds.
+-- source: Prometheus histograms at the last snapshot of the scrape (cumulative since the server started; view metric_quantiles, histogram_quantile interpolation): vLLM vllm:time_to_first_token_seconds and vllm:request_queue_time_seconds (WAITING phase; V0 vllm:time_in_queue_requests), SGLang sglang:time_to_first_token_seconds and sglang:queue_time_seconds (README.md (Telemetry) 1.1, 2.1). When queueing makes up half or more of a p99 TTFT over 1 s, TTFT grows with the queue (docs/knowledge-base.md R15 queue_saturation: arrival > service rate). The 0.5 share and 1 s floor are logsleuth's thresholds.
 -- requires: metrics
 WITH last AS (
   SELECT source_id, max(snapshot) AS snapshot FROM metrics WHERE type = 'histogram' GROUP BY source_id

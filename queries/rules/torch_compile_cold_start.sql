@@ -4,7 +4,7 @@
 -- fix.sglang: With --enable-torch-compile keep --torch-compile-max-bs small and persist the inductor cache across restarts.
 -- fix.vllm: Persist the compile cache across restarts (mount ~/.cache/vllm/torch_compile_cache or set VLLM_CACHE_ROOT to a volume; same model, flags and vLLM version hit it); use -O0/-O1 (or --enforce-eager only for debugging) in development.
 -- params: min_compile_s=30
--- source: diagnostics.md R33 (vllm-project/vllm#11005, #16848, #34399: Llama-3-8B ~19 s cold, one Nemotron-3 run 2222 s). Evidence: vLLM "torch.compile takes|took X s in total" with no "Directly load the compiled graph(s) ... from the cache" in the same run; "Compiling a graph for ... takes X s" as detail. min_compile_s=30 keeps the sub-30-s compiles of small models quiet.
+-- source: docs/knowledge-base.md R33 (vllm-project/vllm#11005, #16848, #34399: Llama-3-8B ~19 s cold, one Nemotron-3 run 2222 s). Evidence: vLLM "torch.compile takes|took X s in total" with no "Directly load the compiled graph(s) ... from the cache" in the same run; "Compiling a graph for ... takes X s" as detail. min_compile_s=30 keeps the sub-30-s compiles of small models quiet.
 WITH tc AS (
   SELECT run_id, max(value) AS compile_s, arg_max(line_no, value) AS line_no
   FROM events WHERE kind = 'torch_compile' AND value IS NOT NULL AND run_id IS NOT NULL GROUP BY run_id

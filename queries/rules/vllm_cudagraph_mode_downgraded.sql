@@ -2,7 +2,8 @@
 -- severity: warning
 -- title: Run {run_id}: vLLM downgraded cudagraph_mode to {mode_to} ({why}) — decode with full CUDA graphs is off, attention runs outside the graph every step
 -- fix: Pick an attention backend that supports full CUDA graphs together with speculative decoding (FLASH_ATTN / FLASHINFER on recent vLLM; see the backend's "cudagraph support" in the vLLM docs), or measure whether speculative decoding still pays once the graphs are piecewise: at low acceptance it often does not.
--- source: issue 12 (a vLLM EAGLE-3 run: "FULL_AND_PIECEWISE is not supported with spec-decode for attention backend ... setting cudagraph_mode=PIECEWISE", not raised before); vllm/config/compilation.py + v1/worker/gpu_model_runner.py resolve_cudagraph_mode_and_sizes (the backend's AttentionCGSupport decides, the mode is lowered with this WARNING); diagnostics.md R10 (decode outside CUDA graphs costs per-step launch overhead).
+-- engine: vllm
+-- source: issue 12 (a vLLM EAGLE-3 run: "FULL_AND_PIECEWISE is not supported with spec-decode for attention backend ... setting cudagraph_mode=PIECEWISE", not raised before); vllm/config/compilation.py + v1/worker/gpu_model_runner.py resolve_cudagraph_mode_and_sizes (the backend's AttentionCGSupport decides, the mode is lowered with this WARNING); docs/knowledge-base.md R10 (decode outside CUDA graphs costs per-step launch overhead).
 WITH w AS (
   SELECT run_id, min(line_no) AS line_no, any_value(raw) AS raw FROM lines_other
   WHERE run_id IS NOT NULL AND raw LIKE '%cudagraph_mode%'

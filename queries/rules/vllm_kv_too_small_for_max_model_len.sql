@@ -2,7 +2,7 @@
 -- severity: critical
 -- title: Run {run_id} failed to start: one request at max_model_len {max_len} needs {need} of KV cache but only {avail} is available — it fits about {est_len} tokens
 -- fix: Set --max-model-len to at most {est_len} (the default is the model's advertised context — set what you need), or raise --gpu-memory-utilization, use an FP8 KV cache (--kv-cache-dtype fp8), or add GPUs (TP/PP).
--- source: diagnostics.md R11 — vllm issue #10517; vllm/v1/core/kv_cache_utils.py (`To serve at least one request with the model's max seq len (X), (Y GiB KV cache is needed, which is larger than the available KV cache memory (Z GiB). Based on the available memory, the estimated maximum model length is W`); V0 `The model's max seq len (X) is larger than the maximum number of tokens that can be stored in KV cache (Y)`. This is also the start-up failure cause "KV cache too small".
+-- source: docs/knowledge-base.md R11 — vllm issue #10517; vllm/v1/core/kv_cache_utils.py (`To serve at least one request with the model's max seq len (X), (Y GiB KV cache is needed, which is larger than the available KV cache memory (Z GiB). Based on the available memory, the estimated maximum model length is W`); V0 `The model's max seq len (X) is larger than the maximum number of tokens that can be stored in KV cache (Y)`. This is also the start-up failure cause "KV cache too small".
 -- engine: vllm
 WITH err AS (
   SELECT e.run_id, e.line_no, e.message

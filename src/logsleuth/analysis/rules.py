@@ -54,8 +54,8 @@ class Rule:
     def fix_for(self, engine: str | None) -> str:
         """The fix text a run of ``engine`` is shown: the common text plus its engine's own;
         a run of no known engine (a benchmark file) sees every engine's text, labelled."""
-        if engine in self.fixes:
-            parts = [self.fix, self.fixes[engine]]
+        if engine in ENGINES:
+            parts = [self.fix, self.fixes.get(engine, "")]
         else:
             parts = [self.fix] + [f"{_ENGINE_NAMES[e]}: {t}" for e, t in self.fixes.items()]
         return " ".join(p for p in parts if p)
