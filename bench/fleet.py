@@ -47,15 +47,17 @@ def parse_size(text: str) -> int:
     return int(t)
 
 
-def _split(path: Path, ready_marker: str) -> tuple[list[str], list[str]]:
+def _split(path: Path, ready_marker: str) -> tuple[list[str], list[str], list[str]]:
+    """(start-up up to the ready marker, serving lines up to the last throughput report, shutdown)."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     cut = next(i for i, ln in enumerate(lines) if ready_marker in ln) + 1
-    return lines[:cut], lines[cut:]
+    last = max(i for i, ln in enumerate(lines) if "throughput" in ln) + 1
+    return lines[:cut], lines[cut:last], lines[last:]
 
 
 def _sglang(host: str, day: int, size: int) -> str:
-    head, body = _split(SAMPLES / "sglang_tuned_v1.log", "fired up and ready to roll")
-    text = "".join(head) + _repeat(body, size - sum(map(len, head)))
+    head, body, tail = _split(SAMPLES / "sglang_tuned_v1.log", "fired up and ready to roll")
+    text = "".join(head) + _repeat(body, size - sum(map(len, head + tail))) + "".join(tail)
     if day == 2:
         text = text.replace("2026-02-04", "2026-02-05")
         if host in TRITON_DAY2:
@@ -66,14 +68,16 @@ def _sglang(host: str, day: int, size: int) -> str:
 
 
 def _vllm(host: str, day: int, size: int) -> str:
-    head, body = _split(SAMPLES / "vllm_kimi_k25.log", "Application startup complete")
-    text = "".join(head) + _repeat(body, size - sum(map(len, head)))
+    head, body, tail = _split(SAMPLES / "vllm_kimi_k25.log", "Application startup complete")
+    text = "".join(head) + _repeat(body, size - sum(map(len, head + tail)))
+    if day == 2 and host in CRASH_DAY2:  # the server dies instead of shutting down
+        crash = (SAMPLES / "eras" / "vllm_illegal_memory_access.log").read_text(encoding="utf-8").splitlines(True)
+        start = next(i for i, ln in enumerate(crash) if "hit an exception" in ln)
+        text += "".join(crash[start:]).replace(" 11-03 ", " 02-09 ")
+    else:
+        text += "".join(tail)
     if day == 2:
         text = text.replace(" 02-09 ", " 02-10 ")
-        if host in CRASH_DAY2:
-            crash = (SAMPLES / "eras" / "vllm_illegal_memory_access.log").read_text(encoding="utf-8").splitlines(True)
-            start = next(i for i, ln in enumerate(crash) if "Traceback (most recent call last)" in ln)
-            text += "".join(crash[start:]).replace(" 11-03 ", " 02-10 ")
     return f"+ hostname\n{host}\n" + text
 
 
@@ -142,7 +146,9 @@ def run(args) -> dict:
             found = {"outliers": sorted({o["host"] for o in s.outliers}),
                      "changed": sorted({c["host"] for c in s.changes}),
                      "crash_cluster": sorted(h for c in s.crash_clusters for h in c["host_list"].split(", "))}
-        expected = {"outliers": sorted(SLOW), "changed": sorted(TRITON_DAY2), "crash_cluster": sorted(CRASH_DAY2)}
+        made = {p.parent.name for p in files}  # fewer --hosts: the faults of hosts that exist
+        expected = {"outliers": sorted(SLOW & made), "changed": sorted(TRITON_DAY2 & made),
+                    "crash_cluster": sorted(CRASH_DAY2 & made)}
         return {"logs": len(files), "hosts": args.hosts, "mb": round(total_mb, 1), "cpus": cpus,
                 "modes": {k: {"wall_s": round(w, 2), "cpu_s": round(c, 2), "mb_s": round(total_mb / w, 1)}
                           for k, (w, c) in rows.items()},
