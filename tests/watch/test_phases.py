@@ -88,8 +88,8 @@ def test_moving_bar_never_stalls_and_a_stopped_one_does(history):
     gap = t.expected_gap(run)
     assert 30 <= gap <= 60  # a few of the bar's own intervals, not minutes
     # silences as long as the longest the bar ever had between updates: no notice
-    longest = max(b[0] - a[0] for a, b in zip(run.bars["loading_weights"].updates,
-                                             run.bars["loading_weights"].updates[1:]))
+    ups = list(run.bars["loading_weights"].updates)
+    longest = max(b[0] - a[0] for a, b in zip(ups, ups[1:]))
     assert t.check(run.last_ts, longest) == []
     # the server killed (no more lines): stalled, naming the phase and the last line
     stalled = t.check(run.last_ts + dt.timedelta(seconds=120), 120.0)

@@ -9,6 +9,7 @@ input ended before the condition), 130 Ctrl-C/SIGTERM; 2 and 3 as everywhere.
 """
 from __future__ import annotations
 
+import enum
 import os
 import signal
 import sys
@@ -17,6 +18,13 @@ from typing import List, Optional
 import typer
 
 from .inert import inert, plain_json
+
+
+class WatchFormat(str, enum.Enum):
+    """Plain output: one line of text, or one JSON object, per notice."""
+
+    text = "text"
+    jsonl = "jsonl"
 
 
 def _line(n: dict) -> str:
@@ -137,7 +145,7 @@ def _panel(snap: dict):
 def watch(
     paths: List[str] = typer.Argument(..., help="Log files, folders of logs, or - for a pipe (docker logs -f NAME | logsleuth watch -)."),
     plain: bool = typer.Option(False, "--plain", help="One line per state change and finding instead of the live view (automatic when stdout is not a terminal)."),
-    fmt: str = typer.Option("text", "--format", help="Plain output format: text or jsonl."),
+    fmt: WatchFormat = typer.Option(WatchFormat.text, "--format", help="Plain output: a text line or a JSON object per notice."),
     exit_on: List[str] = typer.Option([], "--exit-on", help="Stop when: ready, crash, or finding=SEVERITY (repeatable)."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Stop after this many seconds (exit 6)."),
     poll: float = typer.Option(0.5, "--poll", help="Seconds between looks at the files."),
@@ -155,8 +163,7 @@ def watch(
     from ..watch.session import Watch, WatchOptions, parse_exit_on
     from .app import state
 
-    if fmt not in ("text", "jsonl"):
-        raise UsageError(f"--format {fmt}: expected text or jsonl")
+    fmt = fmt.value
     try:
         parse_exit_on(exit_on)
     except ValueError as exc:

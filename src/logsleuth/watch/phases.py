@@ -88,7 +88,7 @@ class Bar:
     t0: dt.datetime  # log time of the bar's start (elapsed 0)
     elapsed_s: float
     remaining_s: float | None
-    updates: list = field(default_factory=list)  # (elapsed_s, n) of the updates seen
+    updates: deque = field(default_factory=lambda: deque(maxlen=256))  # (elapsed_s, n) of recent updates
     last_decile: int = -1
 
     @property
@@ -105,7 +105,8 @@ class Bar:
         return max(self.total - self.n, 0) * rate
 
     def typical_gap(self) -> float | None:
-        moves = [b[0] - a[0] for a, b in zip(self.updates, self.updates[1:]) if b[1] > a[1]]
+        ups = list(self.updates)
+        moves = [b[0] - a[0] for a, b in zip(ups, ups[1:]) if b[1] > a[1]]
         return statistics.median(moves) if moves else self.rate_s_per_item
 
 
@@ -130,7 +131,7 @@ class RunState:
     series: dict = field(default_factory=lambda: {k: deque(maxlen=600) for k in
                                                   ("gen_tok_s", "running_reqs", "queued_reqs", "kv_usage", "accept_len")})
     graph_steps: deque = field(default_factory=lambda: deque(maxlen=200))  # cuda_graph flag of recent busy decodes
-    single_stream: list = field(default_factory=list)  # gen tok/s at one running request
+    single_stream: deque = field(default_factory=lambda: deque(maxlen=2000))  # gen tok/s at one running request
     errors: list = field(default_factory=list)
     ended: str | None = None
     mem_usage_gb: list = field(default_factory=list)  # per-rank weight memory at weights_loaded
