@@ -161,7 +161,7 @@ def run_summary_panel(row: dict) -> str:
         f"end: [bold]{g('end_state') or '-'}[/]",
         f"  engine {eng} | model {g('model') or '-'} ({g('model_arch') or '-'}) | TP {g('tp_size') or '-'} "
         f"DP {g('dp_size') or '-'} | GPU {g('gpu_name') or '-'} {g('gpu_sm') or ''} "
-        f"[{g('gpu_source') or 'unknown'}]",
+        f"(GPU from {markup_safe(g('gpu_source') or 'unknown')})",
         f"  attention {g('attention_backend') or '-'} ({g('attention_backend_how') or '-'}) | spec "
         f"{g('spec_method') or 'off'} accept_len {fmt_num(g('mean_accept_len'), 2)} | CUDA graph "
         f"{'on' if g('cuda_graph') else ('off' if g('cuda_graph') is False else '-')} capture "

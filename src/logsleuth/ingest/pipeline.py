@@ -46,6 +46,7 @@ class IngestOptions:
     progress: Callable[[int, int], None] | None = None  # (bytes_done, bytes_total)
     run: int | None = None  # ingest --run: attach telemetry files to this run by hand
     grammar_dirs: tuple = ()  # --grammar-dir: user grammar folders, loaded after the shipped ones
+    env_files: tuple = ()  # --env: environment reports for every run of this ingest (else: nearest by folder)
 
 
 @dataclass
