@@ -17,7 +17,7 @@ SELECT
   r.model, r.served_model_name, r.model_key, r.model_arch, r.tp_size, r.dp_size, r.parallel_source,
   r.attention_backend, r.spec_method, r.spec_kind, r.num_spec_tokens AS spec_k, r.num_spec_tokens,
   r.cuda_graph, r.kv_cache_tokens, r.weight_load_s, r.cuda_graph_capture_s, r.time_to_ready_s,
-  r.end_state, r.end_reason, r.gpu_name, r.gpu_sm,
+  r.end_state, r.gpu_name, r.gpu_sm,
   d.decode_samples, d.single_stream_tok_s, d.peak_gen_tok_s, d.no_graph_share,
   sp.accept_len AS mean_accept_len,
   CASE WHEN r.spec_kind = 'ceiling' OR coalesce(r.num_spec_tokens, 0) = 0 THEN sp.proposed_rate

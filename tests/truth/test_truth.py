@@ -205,3 +205,19 @@ def test_download_time_is_not_blamed_on_storage(tmp_path):
     assert load_s == pytest.approx(880.12)  # the engine's figure, kept as printed
     assert con.execute("SELECT value FROM events WHERE kind = 'weights_download'").fetchone()[0] == pytest.approx(700.5)
     assert _findings(con, "long_weight_loading") == []  # 880 s - 700 s of download = 180 s of loading
+
+
+def test_env_option_attaches_a_report_from_anywhere_and_says_so(tmp_path):
+    from support.cli import run_in_process
+
+    elsewhere = tmp_path / "reports"
+    elsewhere.mkdir()
+    shutil.copy(SAMPLES / "env" / "rtxpro6000_collect_env.txt", elsewhere / "collect_env.txt")
+    db = str(tmp_path / "env.duckdb")
+    code, out, err = run_in_process("ingest", "--env", str(elsewhere / "collect_env.txt"),
+                                    str(SAMPLES / "vllm_eagle3.log"), db=db)
+    assert code == 0, err
+    assert "RTX PRO 6000" in out and "(--env)" in out  # the ingest summary names the GPU and where it came from
+    con = open_db(db)
+    (source,), = con.execute("SELECT gpu_source FROM runs").fetchall()
+    assert "collect_env.txt (--env)" in source

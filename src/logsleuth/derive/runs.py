@@ -276,7 +276,7 @@ def _derive_run(con, source_id, run_id, ordinal, det, era, opts, launch_start=No
     _startup_times(con, run_id, r, engine)
     derive_end_state(con, run_id, r, gdata.markers(_grammars(opts), "kill"))
     normalise_spec(con, run_id, r, engine)
-    _gpu(con, run_id, source_id, r, opts.gpu)
+    _gpu(con, run_id, source_id, r, opts.gpu, getattr(opts, "env_files", ()))
     cols = list(r)
     con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
                 [r[c] for c in cols])
@@ -427,9 +427,9 @@ def _last_ts_before(con, run_id, line_no):
           UNION ALL SELECT ts, line_no FROM spec_stats WHERE run_id = $1) WHERE line_no < $2""", [run_id, line_no])
 
 
-def _gpu(con, run_id, source_id, r, explicit) -> None:
+def _gpu(con, run_id, source_id, r, explicit, env_files=()) -> None:
     path = _one(con, "SELECT path FROM sources WHERE source_id = ?", [source_id]) or ""
-    facts = _env_facts_near(con, path)
+    facts = _env_facts_near(con, path, env_files)
     likes = gpu_hints.prefilter_likes()  # parsers/env_reports.toml [hints] prefilter
     like = " OR ".join("raw LIKE ?" for _ in likes)
     rows = _q(con, f"SELECT raw FROM lines_other WHERE run_id = ? AND ({like}) ORDER BY line_no LIMIT 3000",
@@ -439,7 +439,8 @@ def _gpu(con, run_id, source_id, r, explicit) -> None:
     _npu_override(con, run_id, ctx, explicit)
     source = ctx.source
     if source and source.startswith("env_report"):  # say which report, so the attachment is visible
-        source += " from " + ", ".join(sorted({row[11] for row in _nearest_reports(con, path)}))
+        source += " from " + ", ".join(sorted({row[11] for row in _nearest_reports(con, path, env_files)})) + \
+            (" (--env)" if env_files else " (nearest by folder)")
     r.update({"gpu_name": ctx.name, "gpu_count": ctx.count, "gpu_cc": ctx.cc, "gpu_sm": ctx.sm,
               "gpu_vendor": ctx.vendor, "gpu_memory_gib": ctx.memory_gib, "gpu_interconnect": ctx.interconnect,
               "gpu_source": source})
@@ -471,11 +472,15 @@ def _report_distance(log_folder: Path, report_folder: Path) -> float | None:
     return None
 
 
-def _nearest_reports(con, path: str) -> list:
-    """The environment reports nearest to a log (all at the smallest distance)."""
+def _nearest_reports(con, path: str, env_files=()) -> list:
+    """The environment reports given with --env (when any), else the ones nearest to a log
+    (all at the smallest distance)."""
     rows = _q(con, """SELECT e.kind, e.vendor, e.gpu_name, e.gpu_count, e.gpu_cc, e.gpu_sm, e.gpu_memory_gib,
                              e.interconnect, e.torch_cuda, e.nccl_version, e.env, s.path
                       FROM env_reports e JOIN sources s USING (source_id) ORDER BY s.source_id""")
+    if env_files:
+        wanted = {str(Path(f).resolve()) for f in env_files}
+        return [row for row in rows if str(Path(row[11]).resolve()) in wanted]
     folder = Path(path).resolve().parent if path else None
     scored = []
     for row in rows:
@@ -488,9 +493,9 @@ def _nearest_reports(con, path: str) -> list:
     return [row for d, row in scored if d == best]
 
 
-def _env_facts_near(con, path: str) -> list:
+def _env_facts_near(con, path: str, env_files=()) -> list:
     out = []
-    for row in _nearest_reports(con, path):
+    for row in _nearest_reports(con, path, env_files):
         out.append(env_report.EnvFacts(kind=row[0], vendor=row[1], gpu_name=row[2], gpu_count=row[3],
                                      compute_capability=row[4], sm=row[5], memory_gib=row[6],
                                      interconnect=row[7], torch_cuda=row[8], nccl_version=row[9],
