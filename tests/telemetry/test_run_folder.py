@@ -60,3 +60,13 @@ def test_other_times_and_models_are_not_linked_but_run_attaches_by_hand(run_fold
         "nvidia-smi attached.csv (attached by hand (ingest --run))"
     code, _, err = run_in_process("ingest", str(folder / "bench.jsonl"), "--run", "999", db=db)
     assert code == 3 and "--run 999: no such run" in err
+
+
+def test_folder_walk_leaves_other_json_out_but_a_named_one_is_refused(run_folder, tmp_path):
+    folder = run_folder(True)
+    (folder / "config.json").write_text('{"architectures": ["Qwen3VLForConditionalGeneration"], "hidden_size": 4096}\n')
+    db = str(tmp_path / "t.duckdb")
+    code, _, err = run_in_process("ingest", str(folder), db=db)
+    assert code == 0 and "config.json" in err and "not a benchmark result" in err
+    code, _, err = run_in_process("ingest", str(folder / "config.json"), db=db)
+    assert code == 3 and "JSON but not a benchmark result" in err

@@ -60,6 +60,11 @@ def classify(path: str, grammars) -> tuple[bool, str]:
     from ..telemetry.detect import detect_telemetry
 
     telemetry = detect_telemetry(head)
+    if telemetry == "bench_json":
+        from ..telemetry.detect import looks_like_bench_result
+
+        if not looks_like_bench_result(head):  # a model config or other JSON beside the logs
+            return False, "JSON that is not a benchmark result"
     if telemetry is not None:
         return True, f"telemetry ({telemetry})"
     det = detect(head, grammars)

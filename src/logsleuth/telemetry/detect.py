@@ -96,3 +96,11 @@ def detect_telemetry(head: str) -> str | None:
     if nccl >= max(2, int(0.8 * len(lines))):
         return "nccl_debug"  # NCCL output alone; inside a server log the log pipeline stores it
     return None
+
+
+
+def looks_like_bench_result(head: str) -> bool:
+    """Whether a JSON head names a benchmark client's result keys. A folder walk uses it to
+    leave model configs, tokenizer files and other JSON beside the logs out, instead of
+    refusing them as "not a bench result" (named explicitly, they are refused)."""
+    return any(f'"{k}"' in head for k in BENCH_KEYS)
