@@ -8,9 +8,9 @@ each grammar's ``detect`` literals, so a format is taught to the detector in its
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..gpus.hardware import detect_report_kind
+from ..gpus.env_report import detect_report_kind
 
 _BENCH_TITLE = "Serving Benchmark Result"
 
@@ -21,6 +21,9 @@ class Detection:
     engine: str
     scores: dict
     report_kind: str | None = None
+    # run_id -> engine its lines were parsed with, set after parsing (ingest/segment.py): a
+    # file may hold launches of several engines (``cat sglang.log vllm.log``)
+    run_engines: dict = field(default_factory=dict)
 
 
 def detect(head: str, grammars) -> Detection:

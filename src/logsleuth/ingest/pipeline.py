@@ -32,6 +32,7 @@ from .parse import ShapeCache, parse_frame, patterns_for
 from .read import CHUNK_BYTES, READ_COLUMNS, _read_head, check_growth, iter_chunks, open_source
 from ..interrupts import committing
 from .redact import RedactState, redact_frame
+from .segment import EngineSwitch
 from .write import delete_from_line, reset_derived, store_chunk
 
 
@@ -123,7 +124,9 @@ class IngestContext:
     roles: dict  # grammar role -> pattern names (formats.grammar.role_map)
     tstate: TimeState
     rstate: RunState
-    shapes: ShapeCache = field(default_factory=ShapeCache)  # pattern per line shape, across chunks
+    switch: EngineSwitch | None = None  # engine per run (None: one grammar for the whole file)
+    shapes: dict = field(default_factory=dict)  # engine -> ShapeCache (pattern per line shape, across chunks)
+    run_engines: dict = field(default_factory=dict)  # run_id -> engine its lines were parsed with
     spans: dict = field(default_factory=dict)  # field spans per pattern and shape
     stats: dict = field(default_factory=lambda: dict(_ZERO_STATS))
     resume: tuple | None = None  # (offset, line_no, time dict, runs dict, stats) at the open tail
@@ -202,15 +205,27 @@ def _delete_source(con, source_id: int) -> None:
         con.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
 
 
-def _context(con, src, opts, grammars, det, parse_engine, source_id, tstate, rstate) -> IngestContext:
+def _context(con, src, opts, grammars, det, parse_engine, source_id, tstate, rstate,
+             switches: list | None = None) -> IngestContext:
+    switch = None
     pats = patterns_for(grammars, parse_engine)
+    if det.kind == "server_log":
+        # a launch of another engine further down switches the grammar (ingest/segment.py):
+        # fold, run assignment and the store know the patterns of every engine
+        switch = EngineSwitch(grammars, parse_engine, switches)
+        names = {p.name for p in pats}
+        for engine in switch.engines:
+            extra = [p for p in patterns_for(grammars, engine) if p.name not in names]
+            pats += extra
+            names.update(p.name for p in extra)
     bench_columns: dict = {}
     for g in grammars:
         bench_columns.update(g.extra.get("columns", {}))
     return IngestContext(con=con, src=src, opts=opts, grammars=grammars, det=det, parse_engine=parse_engine,
                          source_id=source_id, pats=pats, by_name={p.name: p for p in pats},
                          launch_rank={p.name: p.launch for p in pats if p.launch is not None},
-                         bench_columns=bench_columns, roles=role_map(grammars), tstate=tstate, rstate=rstate)
+                         bench_columns=bench_columns, roles=role_map(grammars), tstate=tstate, rstate=rstate,
+                         switch=switch)
 
 
 def _ingest_new(con, src, opts, grammars, source_id) -> IngestResult:
@@ -240,7 +255,9 @@ def _append(con, src, opts, grammars, source_id: int, st: source_mod.ResumeState
     others = fetch_one(con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs WHERE source_id <> ?",
                                    [source_id]))[0]
     rstate.floor = max(rstate.floor, int(others))
-    ctx = _context(con, src, opts, grammars, det, st.parse_engine, source_id, st.time_state(), rstate)
+    ctx = _context(con, src, opts, grammars, det, st.parse_engine, source_id, st.time_state(), rstate,
+                   st.extra.get("switches"))
+    ctx.run_engines = {int(k): v for k, v in st.extra.get("run_engines", [])}
     ctx.stats = dict(st.stats)
     src.start_offset, src.start_line = st.resume_offset, st.resume_line
     ctx.next_line = st.resume_line
@@ -321,14 +338,24 @@ def _read_and_store(ctx: IngestContext) -> int:
 
 
 def _fold(ctx: IngestContext, frame: pl.DataFrame, final: bool):
-    parsed = parse_frame(frame, ctx.grammars, ctx.parse_engine, ctx.shapes)
-    return fold(parsed.frame, ctx.pats, ctx.bench_columns, final=final)
+    segments = ctx.switch.split(frame) if ctx.switch is not None else [(ctx.parse_engine, frame)]
+    parts = []
+    for engine, seg in segments:
+        cache = ctx.shapes.setdefault(engine, ShapeCache())
+        parts.append(parse_frame(seg, ctx.grammars, engine, cache).frame.with_columns(pl.lit(engine).alias("_engine")))
+    parsed = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
+    return fold(parsed, ctx.pats, ctx.bench_columns, final=final)
 
 
 def _stamp(ctx: IngestContext, folded) -> pl.DataFrame:
     """Timestamps and run ids of the folded lines to store (advances the carried states)."""
     f = add_timestamps(folded.frame, ctx.tstate, ctx.src.mtime, ctx.opts.year)
-    return assign_runs(f, ctx.launch_rank, ctx.rstate, ctx.roles)
+    f = assign_runs(f, ctx.launch_rank, ctx.rstate, ctx.roles)
+    if f.height and "_engine" in f.columns:
+        # a run's engine is that of its last line (its launch's pre-launch chatter comes first)
+        for run_id, engine in f.group_by("run_id", maintain_order=True).agg(pl.col("_engine").last()).iter_rows():
+            ctx.run_engines[int(run_id)] = engine
+    return f
 
 
 def _count(stats: dict, f: pl.DataFrame) -> None:
@@ -350,7 +377,9 @@ def _remember_tail(ctx: IngestContext, tail: pl.DataFrame | None) -> None:
         offset, line_no = ctx.src.read_end, ctx.next_line
     time_d, runs_d = source_mod.snapshot(ctx.tstate, ctx.rstate)
     # the counters cover the lines stored so far: the tail is counted when it is stored for good
-    ctx.resume = (offset, line_no, time_d, runs_d, dict(ctx.stats))
+    extra = {"switches": [list(x) for x in ctx.switch.switches] if ctx.switch else [],
+             "run_engines": sorted([k, v] for k, v in ctx.run_engines.items())}
+    ctx.resume = (offset, line_no, time_d, runs_d, dict(ctx.stats), extra)
 
 
 def _finish(ctx: IngestContext, head: str, n_lines: int, status: str) -> IngestResult:
@@ -371,14 +400,15 @@ def _finish(ctx: IngestContext, head: str, n_lines: int, status: str) -> IngestR
     if ctx.stats["truncated_lines"]:
         notes.append(f"{ctx.stats['truncated_lines']} over-long line(s) stored truncated")
     _merge_prelaunch_run(con, ctx)
+    det.run_engines = dict(ctx.run_engines)  # the engine of each run (a file may hold several)
     run_ids = finalize_source(con, ctx.source_id, det, src, ctx.tstate, ctx.base_run, ctx.opts, head)
-    offset, line_no, time_d, runs_d, stats = ctx.resume
+    offset, line_no, time_d, runs_d, stats, extra = ctx.resume
     head_len, head_sha, edge_sha = source_mod.fingerprint(src.real_path, src.compressed, src.read_end)
     st = source_mod.ResumeState(
         resume_offset=offset, resume_line=line_no, read_end=src.read_end, head_len=head_len,
         head_sha=head_sha, edge_sha=edge_sha, kind=det.kind, engine=det.engine,
         parse_engine=ctx.parse_engine, scores=det.scores, report_kind=det.report_kind, time=time_d,
-        runs=runs_d, stats=stats, real_path=os.path.abspath(src.real_path),
+        runs=runs_d, stats=stats, extra=extra, real_path=os.path.abspath(src.real_path),
         family=source_mod.rotation_family(str(src.real_path)))
     if not src.cleanup:  # stdin cannot be continued
         source_mod.save(con, ctx.source_id, st)
@@ -391,7 +421,7 @@ def _merge_prelaunch_run(con, ctx: IngestContext) -> None:
     run, which it takes to be base_run + 1. After an append the first run may have had to
     take a later id (ids taken by sources ingested in between): merge into it here."""
     ids = ctx.rstate.run_ids
-    if len(ids) < 2 or ids[1] == ids[0] + 1:
+    if len(ids) < 2 or ids[1] in (ids[0], ids[0] + 1):
         return
     from ..derive.runs import RUN_TABLES, _has_activity
 
