@@ -49,3 +49,31 @@ def test_overlay_percent_one_axis(linked):
     assert all(0 <= y <= 100 for _, _, pts in lines for _, y in pts)
     clock = dict(lines[1][2])
     assert clock[0.0] == 100.0 and round(clock[270.0], 1) == round(100 * 1215 / 1980, 1)
+
+
+def test_compare_gains_telemetry_rows(run_folder, tmp_path):
+    import json
+
+    from support.cli import run_in_process
+
+    db = str(tmp_path / "c.duckdb")
+    assert run_in_process("ingest", str(run_folder(False)), db=db)[0] == 0
+    code, out, err = run_in_process("compare", "--format", "json", db=db)
+    assert code == 0, err
+    data = json.loads(out)
+    keys = [m["key"] for m in data["metrics"] if m["group"] == "telemetry"]
+    assert keys == ["gpu_util_serving", "gpu_power_w_serving", "telemetry_bench_c4_ttft_p50_ms",
+                    "telemetry_bench_c4_ttft_p99_ms", "telemetry_bench_c4_itl_p50_ms", "telemetry_bench_c4_itl_p99_ms"]
+    values = data["runs"][0]["metrics"]
+    assert values["gpu_util_serving"] == 0.505 and values["telemetry_bench_c4_ttft_p99_ms"] == 5200.0
+
+
+def test_compare_without_telemetry_has_no_telemetry_rows(tmp_path, samples):
+    import json
+
+    from support.cli import run_in_process
+
+    db = str(tmp_path / "c.duckdb")
+    assert run_in_process("ingest", str(samples / "run_folder" / "sglang_server.log"), db=db)[0] == 0
+    data = json.loads(run_in_process("compare", "--format", "json", db=db)[1])
+    assert not [m for m in data["metrics"] if m["group"] == "telemetry"]
