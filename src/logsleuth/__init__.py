@@ -14,8 +14,8 @@
 Heavy modules (polars, duckdb) load on first use so that ``logsleuth --help`` stays fast.
 """
 from .errors import ExitCode, LogsleuthError
+from .version import __version__  # one place: the CLI and the report read it too
 
-__version__ = "0.1.0"
 _API = {"open_db", "ingest_files", "query", "run_sql", "runs", "resolve_runs", "show_runs", "diagnose",
         "diagnosis", "compare", "report_html", "write_report", "schema", "rules_table", "unparsed",
         "expand_paths", "IngestOptions", "default_db_path"}

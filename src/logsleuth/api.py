@@ -317,7 +317,7 @@ def compare(con, selectors: Selectors = None, *, findings: bool = True) -> Compa
 
 def report_html(con, selectors: Selectors = None, *, title: str | None = None, with_findings: bool = True) -> str:
     """The self-contained HTML report of the selected runs, as text."""
-    from .report.html import build_report
+    from .report import build_report
 
     return build_report(con, list(selectors) if selectors else None, title=title, findings=with_findings)
 
@@ -325,16 +325,10 @@ def report_html(con, selectors: Selectors = None, *, title: str | None = None, w
 def write_report(con, selectors: Selectors, out: str | Path, *, title: str | None = None,
                  with_findings: bool = True) -> int:
     """Write the HTML report to ``out``; returns its size in bytes."""
-    page = report_html(con, selectors, title=title, with_findings=with_findings)
-    path = Path(out)
-    data = page.encode("utf-8")
-    try:
-        if path.parent and not path.parent.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    except OSError as exc:
-        raise UsageError(f"{out}: cannot write the report ({exc.strerror or exc})") from None
-    return len(data)
+    from .report import write_report as _write_report
+
+    return _write_report(con, list(selectors) if selectors else None, out, title=title,
+                         with_findings=with_findings)
 
 
 # --------------------------------------------------------------------------- schema

@@ -60,7 +60,7 @@ def report_db(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def page(report_db) -> tuple[str, dict]:
     import logsleuth
-    from logsleuth.report.html import build_report
+    from logsleuth.report import build_report
 
     con = logsleuth.open_db(report_db, read_only=True)
     try:
@@ -93,7 +93,7 @@ def test_report_is_static_and_escaped(page):
 
 def test_report_acceptance_chart_for_speculative_runs(tmp_path):
     import logsleuth
-    from logsleuth.report.html import build_report
+    from logsleuth.report import build_report
 
     sample = SAMPLES / "sglang_eagle3.log"
     if not sample.exists():
@@ -352,8 +352,8 @@ def test_report_in_headless_chromium(page, tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000
 
     lines = [
-        f"report build (library): compare {build_t['compare_s'] * 1000:.0f} ms, load series "
-        f"{build_t['load_s'] * 1000:.0f} ms, render HTML {build_t['render_s'] * 1000:.0f} ms, "
+        f"report build (library): gather data (compare, series) {build_t['gather_s'] * 1000:.0f} ms, "
+        f"render HTML {build_t['render_s'] * 1000:.0f} ms, "
         f"total {build_t['total_s'] * 1000:.0f} ms, {build_t['html_bytes'] / 1024:.0f} KiB",
         f"chromium: launch {t_launch * 1000:.0f} ms, navigate+load {t_load * 1000:.0f} ms "
         f"(DOMContentLoaded {info['nav']['dcl']:.0f} ms, load {info['nav']['load']:.0f} ms in-page), "

@@ -229,7 +229,7 @@ def test_no_secret_in_any_output(secret_db):
 
 
 def test_html_report_masks_and_escapes(secret_db, tmp_path):
-    report = pytest.importorskip("logsleuth.report.html")
+    report = pytest.importorskip("logsleuth.report")
     con = logsleuth.open_db(secret_db, read_only=True)
     try:
         page = report.build_report(con)

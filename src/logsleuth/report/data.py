@@ -1,0 +1,103 @@
+"""Everything the HTML report shows, gathered from the database into one plain data object.
+
+Contract: ``gather(con, selectors, *, with_findings, title, generated_at) -> ReportData``; this is
+the only report module that touches the connection (html.py and svg.py render ``ReportData``).
+``ReportData`` holds the comparison of the selected runs (``analysis.compare.CompareResult``) and,
+per server run, a :class:`RunData`: its facts, decode samples (seconds since the first one, or the
+sample number when the log has no timestamps), acceptance lengths, startup timeline, errors and
+findings. The SQL is queries/app/report_*.sql.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Iterable
+
+from ..analysis.compare import CompareResult, compare
+from ..analysis.timeline import startup_phases
+from ..db import queries
+from ..version import __version__
+from .svg import DASHES, PALETTE
+
+ERRORS_PER_RUN = 12
+
+
+@dataclass
+class RunData:
+    run_id: int
+    name: str
+    color: str
+    dash: str | None
+    summary: dict
+    decode: list  # dicts: t, running, queued, kv, gen
+    spec: list  # (t, accept_len)
+    timeline: dict | None
+    errors: list
+    findings: list
+    has_time: bool = True
+
+
+@dataclass
+class ReportData:
+    title: str
+    generated_at: str
+    version: str
+    compare: CompareResult
+    runs: list[RunData]  # the server runs, in column order
+
+
+def gather(con, selectors: Iterable[str | int] | None = None, *, with_findings: bool = True,
+           title: str | None = None, generated_at: str | None = None) -> ReportData:
+    result = compare(con, selectors, findings=with_findings)
+    return ReportData(title=title or "logsleuth report",
+                      generated_at=generated_at or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                      version=__version__, compare=result, runs=load_runs(con, result))
+
+
+def load_runs(con, result: CompareResult) -> list[RunData]:
+    """A RunData per server column of ``result``, coloured in column order."""
+    cols = [c for c in result.columns if c.kind == "server"]
+    ids = [c.run_id for c in cols]
+    if not ids:
+        return []
+    facts = {r["run_id"]: r for r in queries.rows(con, "report_run_facts", {"run_ids": ids})}
+    decode = _by_run(queries.rows(con, "report_decode", {"run_ids": ids}))
+    spec = _by_run(queries.rows(con, "report_spec", {"run_ids": ids}))
+    errors = _by_run(queries.rows(con, "report_errors", {"run_ids": ids, "limit": ERRORS_PER_RUN}))
+    timelines = startup_phases(con, ids)
+    out = []
+    for i, c in enumerate(cols):
+        samples, accept, has_time = _time_series(decode.get(c.run_id, []), spec.get(c.run_id))
+        out.append(RunData(run_id=c.run_id, name=c.name, color=PALETTE[i % len(PALETTE)],
+                           dash=DASHES[(i // len(PALETTE)) % len(DASHES)],
+                           summary=facts.get(c.run_id, {}), decode=samples, spec=accept,
+                           timeline=timelines.get(c.run_id), errors=errors.get(c.run_id, []),
+                           findings=[f for f in result.findings if getattr(f, "run_id", None) in c.run_ids],
+                           has_time=has_time))
+    return out
+
+
+def _by_run(rows: list[dict]) -> dict[int, list[dict]]:
+    out: dict[int, list[dict]] = {}
+    for r in rows:
+        out.setdefault(r["run_id"], []).append(r)
+    return out
+
+
+def _time_series(rows: list[dict], spec: list[dict] | None) -> tuple[list[dict], list[tuple], bool]:
+    """(decode samples, acceptance lengths, has_time). Time counts seconds from the first decode
+    sample so runs from different days overlay; a log without timestamps counts samples instead.
+    Acceptance lengths come from the spec lines, else from the decode lines that carry one."""
+    t0 = next((r["ts"] for r in rows if r["ts"] is not None), None)
+    has_time = t0 is not None or not rows
+    decode = []
+    for k, r in enumerate(rows):
+        t = (r["ts"] - t0).total_seconds() if has_time and r["ts"] is not None else (None if has_time else k)
+        decode.append({"t": t, "running": r["running_reqs"], "queued": r["queued_reqs"], "kv": r["kv_usage"],
+                       "gen": r["gen_tok_s"]})
+    sp = spec or [r for r in rows if r["accept_len"] is not None]
+    if has_time:
+        accept = [((r["ts"] - t0).total_seconds(), r["accept_len"]) for r in sp if r["ts"] is not None]
+    else:
+        accept = [(k, r["accept_len"]) for k, r in enumerate(sp)]
+    return decode, accept, has_time
