@@ -143,6 +143,7 @@ def _panel(snap: dict):
 
 
 def watch(
+    ctx: typer.Context,
     paths: List[str] = typer.Argument(..., help="Log files, folders of logs, or - for a pipe (docker logs -f NAME | logsleuth watch -)."),
     plain: bool = typer.Option(False, "--plain", help="One line per state change and finding instead of the live view (automatic when stdout is not a terminal)."),
     fmt: WatchFormat = typer.Option(WatchFormat.text, "--format", help="Plain output: a text line or a JSON object per notice."),
@@ -161,7 +162,8 @@ def watch(
     from ..db.connection import default_db_path
     from ..errors import BadInputError, UsageError
     from ..watch.session import Watch, WatchOptions, parse_exit_on
-    from .app import state
+
+    db = ctx.find_root().params.get("db")  # the global --db (or LOGSLEUTH_DB)
 
     fmt = fmt.value
     try:
@@ -178,7 +180,7 @@ def watch(
     live = not plain and fmt == "text" and sys.stdout.isatty()
     out = sys.stdout
     rules = {"extra_dirs": rules_dir or None, "sets": set_ or None}
-    options = WatchOptions(paths=list(paths), db_path=state.db or default_db_path(), poll_s=poll,
+    options = WatchOptions(paths=list(paths), db_path=db or default_db_path(), poll_s=poll,
                            store_every_s=store_every, exit_on=list(exit_on), timeout_s=timeout, speed=speed,
                            from_end=from_end, status_every_s=status_every, findings=not no_findings,
                            rules={k: v for k, v in rules.items() if v}, stdin=sys.stdin.buffer if "-" in paths else None)

@@ -25,9 +25,9 @@ class History:
 
     @classmethod
     def load(cls, con) -> "History":
-        from .store import query_rows
+        from ..db.queries import rows
 
-        return cls(query_rows(con, "watch_history"))
+        return cls(rows(con, "watch_history"))
 
     gpu: dict = field(default_factory=dict)  # model key -> GPU name of the live run, once learned
 

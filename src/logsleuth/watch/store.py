@@ -16,13 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-def query_rows(con, name: str, params: dict | None = None) -> list[dict]:
-    """Rows of the named query ``queries/app/<name>.sql`` as dicts."""
-    from ..db.queries import rows
-
-    return rows(con, name, params)
-
-
 @dataclass
 class Store:
     db_path: str
@@ -55,6 +48,8 @@ class Store:
     def sync(self, paths: list[str], rotated: dict | None = None) -> list[dict]:
         """Ingest the new bytes of ``paths`` (and the rest of files rotated away from them,
         ``rotated``: path -> where it went) and diagnose their runs; findings as dicts."""
+        from ..db.queries import rows
+
         con = self._open()
         try:
             sids = {}
@@ -71,7 +66,7 @@ class Store:
                 return []
             run_ids, where = [], {}
             for p, sid in sids.items():
-                for r in query_rows(con, "watch_runs", {"source_ids": [sid]}):
+                for r in rows(con, "watch_runs", {"source_ids": [sid]}):
                     run_ids.append(r["run_id"])
                     where[r["run_id"]] = p
                     self.stored_runs[p] = [x for x in self.stored_runs.get(p, []) if x["run_id"] != r["run_id"]] + [r]
