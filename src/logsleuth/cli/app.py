@@ -10,7 +10,8 @@ rich) are imported inside commands so that ``logsleuth --help`` stays fast.
 
 Commands defined in other modules register here with one line each (``scrape``,
 ``watch``): ``from .MODULE import register as _register_MODULE; _register_MODULE(app)``
-at the end of the registrations below.
+at the end of the registrations below; they take the global options and the database
+opener from ``cli/context.py``, never from this module.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import typer
 from .. import __version__
 from ..errors import ExitCode, LogsleuthError, UsageError
 from .output import CompareFormat, FindingsFormat, Format, RecordFormat, Severity
+from .context import debug_requested, error, note, open_database, state
 from .params import LogsleuthGroup
 
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -42,30 +44,8 @@ app.add_typer(formats_app, name="formats")
 RUN_HELP = "Run: id, source file name or --label (repeatable; default: all runs)."
 
 
-class _State:
-    db: str | None = None
-    debug: bool = False
-
-
-state = _State()
-
-
-def _err(msg: str) -> None:
-    sys.stderr.write(f"Error: {msg}\n")
-
-
-def _note(msg: str) -> None:
-    sys.stderr.write(f"{msg}\n")
-
-
-def _db(read_only: bool = False, create: bool = True):
-    from ..api import open_db
-
-    name = state.db or "the database"
-    return open_db(state.db, read_only=read_only, create=create,
-                   on_wait=lambda s: _note(f"{name}: locked by another process (an ingest?); "
-                                           f"waiting up to {s:g} s (LOGSLEUTH_LOCK_TIMEOUT) ..."),
-                   on_progress=lambda w: _note(f"{name}: still locked, waited {w:.0f} s ..."))
+# the shared pieces live in context.py so that command modules never import this one
+_db, _err, _note = open_database, error, note
 
 
 def _version(value: bool) -> None:
@@ -76,6 +56,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main_options(
+    ctx: typer.Context,
     db: Optional[str] = typer.Option(None, "--db", envvar="LOGSLEUTH_DB", metavar="PATH",
                                      help="DuckDB database file (default ./logsleuth.duckdb)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for internal errors."),
@@ -83,8 +64,7 @@ def main_options(
                                  help="Print the version and exit."),
 ):
     """Forensics for SGLang and vLLM inference-server logs: ingest into DuckDB, diagnose, compare."""
-    state.db = db
-    state.debug = debug
+    ctx.obj = {"db": db, "debug": debug}  # read by context.state in the commands
 
 
 def _ingest(con, files: list[str], options, quiet: bool = False) -> list:
@@ -102,6 +82,10 @@ def _ingest(con, files: list[str], options, quiet: bool = False) -> list:
         return api.ingest_files(con, files, options, progress=progress, on_result=on_result)
 
 
+GRAMMAR_DIR_HELP = ("Extra folder of grammar .toml files, loaded after the shipped ones and "
+                    "$XDG_CONFIG_HOME/logsleuth/parsers (repeatable).")
+
+
 @app.command()
 def ingest(
     paths: List[str] = typer.Argument(..., help="Files, globs, directories, .gz, or - for stdin."),
@@ -112,16 +96,26 @@ def ingest(
     keep_prompts: bool = typer.Option(False, "--keep-prompts", help="Store request prompts unredacted."),
     run: Optional[int] = typer.Option(None, "--run", help="Attach telemetry files (metrics, GPU samples, bench JSON) to this run."),
     fmt: RecordFormat = typer.Option(RecordFormat.table, "--format", help="Output format."),
+    grammar_dir: List[str] = typer.Option(None, "--grammar-dir", help=GRAMMAR_DIR_HELP, metavar="DIR"),
+    env: List[str] = typer.Option(None, "--env", metavar="FILE",
+                                  help="Environment report (collect_env, nvidia-smi, topo) for the runs of these files; "
+                                       "without it a report attaches to the logs of its folder (or the folder above an env/ folder)."),
 ):
     """Ingest logs: detect engine and era, split into runs, parse every line, print a summary."""
     from .. import api
     from .output import write_ingest
 
-    files = api.checked_files(paths)  # before the database is opened (or created)
+    from ..ingest.normalize import check_year
+
+    check_year(year)  # a --year out of range is refused before anything is opened
+    env_files = api.checked_files(env or [])  # reports first: the runs that follow attach to them
+    files = env_files + [f for f in api.checked_files(paths) if f not in env_files]  # before the database is opened
     con = _db()
     try:
         results = _ingest(con, files, api.IngestOptions(label=label, replace=replace, gpu=gpu, year=year,
-                                                        keep_prompts=keep_prompts, run=run))
+                                                        keep_prompts=keep_prompts, run=run,
+                                                        grammar_dirs=tuple(grammar_dir or ()),
+                                                        env_files=tuple(env_files)))
         details = api.run_details(con, [r for res in results for r in res.run_ids])
     finally:
         con.close()
@@ -179,6 +173,7 @@ def diagnose(
                                    metavar="RULE.PARAM=VALUE"),
     gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU of the runs being ingested."),
     label: Optional[str] = typer.Option(None, "--label", help="Label for the runs being ingested."),
+    grammar_dir: List[str] = typer.Option(None, "--grammar-dir", help=GRAMMAR_DIR_HELP, metavar="DIR"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the compact findings table (run, severity, "
                                                              "rule, title); nothing when there are none."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also say which rules stayed silent and why."),
@@ -195,7 +190,8 @@ def diagnose(
         files = api.checked_files(paths)
         con = _db()
         try:
-            ingested = api.ingested_run_ids(con, _ingest(con, files, api.IngestOptions(label=label, gpu=gpu),
+            ingested = api.ingested_run_ids(con, _ingest(con, files, api.IngestOptions(label=label, gpu=gpu,
+                                                                                   grammar_dirs=tuple(grammar_dir or ())),
                                                          quiet=True))
         finally:
             con.close()  # the ingest has committed: the rules read through a read-only connection
@@ -366,7 +362,7 @@ def formats_list(grammar_dir: List[str] = typer.Option(None, "--grammar-dir", he
 
 
 # --- commands of other modules: one registration line each (see the module docstring)
-app.command("watch")(__import__("logsleuth.cli.watch", fromlist=["watch"]).watch)  # live watch: cli/watch.py
+from .watch import register as _register_watch; _register_watch(app)  # noqa: E402,E702 (cli/watch.py)
 from .scrape import register as _register_scrape; _register_scrape(app)  # noqa: E402,E702 (cli/scrape.py)
 
 
@@ -377,17 +373,20 @@ def _is_click(exc: BaseException, name: str) -> bool:
 
 def main() -> None:
     """Console-script entry point: run the app, map errors to exit codes."""
+    from ..interrupts import install_sigterm, interrupt_message
+
+    install_sigterm()  # SIGTERM stops like Ctrl-C: rollback, message, exit 130
     try:
         rc = app(standalone_mode=False)  # typer.Exit(n) comes back as a return value here
     except LogsleuthError as exc:
-        if state.debug:
+        if debug_requested(sys.argv[1:]):
             import traceback
 
             traceback.print_exc()
         _err(str(exc))
         sys.exit(int(exc.exit_code))
-    except KeyboardInterrupt:
-        _err("interrupted; any ingest in progress was rolled back")
+    except KeyboardInterrupt as exc:
+        _err(interrupt_message(exc))
         sys.exit(int(ExitCode.INTERRUPTED))
     except SystemExit:
         raise
@@ -399,7 +398,7 @@ def main() -> None:
         sys.exit(int(ExitCode.OK))
     except Exception as exc:  # click usage errors, DuckDB interrupts and the unexpected
         if _is_click(exc, "Abort") or type(exc).__name__ == "InterruptException":
-            _err("interrupted; any ingest in progress was rolled back")
+            _err(interrupt_message(exc))
             sys.exit(int(ExitCode.INTERRUPTED))
         if _is_click(exc, "ClickException"):
             exc.show()
@@ -407,12 +406,12 @@ def main() -> None:
         if isinstance(exc, MemoryError):
             _err("out of memory (run with --debug for a traceback)")
             sys.exit(int(ExitCode.INTERNAL))
-        if state.debug:
+        if debug_requested(sys.argv[1:]):
             raise
         _err(f"internal error: {type(exc).__name__}: {_one_line(exc)} (run with --debug for a traceback)")
         sys.exit(int(ExitCode.INTERNAL))
     if rc == int(ExitCode.INTERRUPTED):  # typer turns KeyboardInterrupt into Exit(130), silently
-        _err("interrupted; any ingest in progress was rolled back")
+        _err(interrupt_message())
     sys.exit(rc if isinstance(rc, int) and not isinstance(rc, bool) else int(ExitCode.OK))
 
 

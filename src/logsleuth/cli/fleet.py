@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         from ..errors import UsageError
         from ..fleet import fleet_summary, open_dataset
         from ..fleet.views import is_dataset
-        from .app import state
+        from .context import state
         from .output import plain_json, write_frame
 
         if not state.db or not is_dataset(state.db):

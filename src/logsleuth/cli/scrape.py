@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
         """Poll /metrics (and optionally nvidia-smi) every --interval, storing snapshots as they come."""
         from ..errors import BadInputError
         from ..telemetry.scrape import scrape
-        from .app import _db
+        from .context import open_database as _db
 
         con = _db()
         try:

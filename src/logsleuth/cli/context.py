@@ -1,0 +1,65 @@
+"""What every command shares: the global options, the database opener, notes and errors.
+
+Contract: ``state.db`` and ``state.debug`` are the global options (``--db``, ``--debug``)
+of the invocation being run: the app's callback stores them in the root click context
+(``ctx.obj``) and ``state`` reads them from there, so nothing is kept in module state
+between invocations (outside one: None and False). ``debug_requested(argv)`` tells the
+entry point, after the context is gone, whether ``--debug`` was given.
+``open_database(read_only=..., create=...)`` opens ``state.db``
+through ``logsleuth.api.open_db`` and says on stderr when it waits for a lock; ``note``
+and ``error`` write one line to stderr. Command modules (``app.py``, ``scrape.py``,
+``watch.py``...) import these from here, so no command module imports ``app.py`` (which
+registers them) and there is no import cycle.
+"""
+from __future__ import annotations
+
+import sys
+
+
+def _options() -> dict:
+    # typer vendors click: its own context stack, not the click package's
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    return obj if isinstance(obj, dict) else {}
+
+
+class GlobalOptions:
+    """A read-only view of the global options of the invocation being run."""
+
+    @property
+    def db(self) -> str | None:
+        return _options().get("db")
+
+    @property
+    def debug(self) -> bool:
+        return bool(_options().get("debug"))
+
+
+state = GlobalOptions()  # holds nothing: each attribute is read from the current context
+
+
+def debug_requested(argv: list[str]) -> bool:
+    """Whether ``--debug`` is among the options of ``argv`` (before a ``--``)."""
+    args = argv[: argv.index("--")] if "--" in argv else argv
+    return "--debug" in args
+
+
+def error(msg: str) -> None:
+    sys.stderr.write(f"Error: {msg}\n")
+
+
+def note(msg: str) -> None:
+    sys.stderr.write(f"{msg}\n")
+
+
+def open_database(read_only: bool = False, create: bool = True):
+    """A connection to ``state.db`` (default ./logsleuth.duckdb), waiting for a lock."""
+    from ..api import open_db
+
+    name = state.db or "the database"
+    return open_db(state.db, read_only=read_only, create=create,
+                   on_wait=lambda s: note(f"{name}: locked by another process (an ingest?); "
+                                          f"waiting up to {s:g} s (LOGSLEUTH_LOCK_TIMEOUT) ..."),
+                   on_progress=lambda w: note(f"{name}: still locked, waited {w:.0f} s ..."))
