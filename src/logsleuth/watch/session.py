@@ -138,7 +138,6 @@ class Watch:
         self._store_q: queue.Queue = queue.Queue()
         self._store_req = threading.Event()
         self._store_thread: threading.Thread | None = None
-        self._store_error: BaseException | None = None
         self._started = clock()
         self._last_store = clock()
         self._exit: int | None = None
