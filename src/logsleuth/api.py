@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from .db import queries
 from .db.connection import default_db_path, fetch_frame, open_db
 from .errors import BadInputError, QueryError, UsageError
+from .ingest.source import is_rotated_log, order_rotated
 from .ingest.pipeline import IngestOptions, IngestResult, ingest_source
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
             out.append(p)
             continue
         if any(ch in p for ch in "*?[") and not os.path.exists(p):
-            hits = sorted(glob.glob(p, recursive=True))
+            from .walk import glob_paths  # ** never loops on a symlink loop
+            hits = sorted(glob_paths(p))
             if not hits:
                 raise BadInputError(f"{p}: no file matches this pattern")
             out.extend(h for h in hits if os.path.isfile(h))
@@ -69,7 +71,7 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
             out.extend(found)
             continue
         out.append(p)
-    return out
+    return order_rotated(out)  # a rotated set oldest first (server.log.2.gz, server.log.1, server.log)
 
 
 def checked_files(paths: Iterable[str]) -> list[str]:
@@ -91,6 +93,8 @@ def ingest_files(con, paths: Iterable[str], options: IngestOptions | None = None
     """Ingest each path (globs and directories expanded) in its own transaction; stops at
     the first bad input. ``on_file(path)`` is called before a file, ``progress(path,
     bytes_done, bytes_total)`` while it is read, ``on_result(result)`` after it."""
+    from .db import diskfull
+
     options = options or IngestOptions()
     results = []
     for p in expand_paths(paths):
@@ -99,7 +103,13 @@ def ingest_files(con, paths: Iterable[str], options: IngestOptions | None = None
         opts = options
         if progress is not None:
             opts = replace(options, progress=lambda done, total, _p=p: progress(_p, done, total))
-        res = ingest_source(con, p, opts)
+        snap = diskfull.snapshot(con)  # a full disk puts the database back as it was here
+        try:
+            res = ingest_source(con, p, opts)
+        except BaseException as exc:
+            if snap is not None and diskfull.is_disk_full(exc):
+                raise diskfull.recover(con, snap, p) from None
+            raise
         if on_result:
             on_result(res)
         results.append(res)
@@ -200,7 +210,7 @@ class RunView:
 
     summary: dict  # run_details row
     throughput: list  # generation tok/s of the primary rank, in log order
-    phases: dict  # startup phases (analysis.compare.startup_phases)
+    phases: dict  # startup phases (analysis.timeline.startup_phases)
     milestones: "pl.DataFrame"
     config: "pl.DataFrame"
 
@@ -211,7 +221,7 @@ class RunView:
 
 def show_runs(con, selectors: Selectors, *, limit: int = 400) -> list[RunView]:
     """Everything ``show`` prints, for each selected run."""
-    from .analysis.compare import startup_phases
+    from .analysis.timeline import startup_phases
 
     ids = resolve_runs(con, selectors)
     phases = startup_phases(con, ids)

@@ -391,7 +391,16 @@ def write_statements(results: list, fmt: str, out=None) -> None:
 
 
 def write_comparison(result, fmt: str, out=None) -> None:
-    """What ``compare`` prints (``analysis.compare_format``)."""
-    from ..analysis.compare_format import write_compare
+    """What ``compare`` prints: the formats of ``analysis.compare_format``, tables through
+    this module's console (width rules above)."""
+    from ..analysis import compare_format as cf
 
-    write_compare(result, fmt, out)
+    out = out or sys.stdout
+    if fmt == "json":
+        out.write(cf.compare_json(result))
+    elif fmt == "markdown":
+        out.write(cf.compare_markdown(result))
+    elif fmt == "csv":
+        out.write(cf.compare_csv(result))
+    else:
+        console(out).print(cf.compare_rich(result))
