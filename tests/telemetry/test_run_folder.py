@@ -70,3 +70,28 @@ def test_folder_walk_leaves_other_json_out_but_a_named_one_is_refused(run_folder
     assert code == 0 and "config.json" in err and "not a benchmark result" in err
     code, _, err = run_in_process("ingest", str(folder / "config.json"), db=db)
     assert code == 3 and "JSON but not a benchmark result" in err
+
+
+def test_report_overlays_gpu_telemetry_with_throughput(run_folder, tmp_path):
+    import re
+
+    db = str(tmp_path / "t.duckdb")
+    assert run_in_process("ingest", str(run_folder(False)), db=db)[0] == 0
+    out = tmp_path / "r.html"
+    code, _, err = run_in_process("report", "-o", str(out), db=db)
+    assert code == 0, err
+    html = out.read_text()
+    start = html.index('data-kind="telemetry"')
+    svg = html[html.rfind("<svg", 0, start):html.index("</svg>", start)]
+    names = re.findall(r'data-name="([^"]+)"', svg)
+    assert names == ["GPU utilisation (% busy)", "SM clock (% of 1,980 MHz)", "GPU power (% of 446 W)",
+                     "decode throughput (% of 23.0 tok/s)"], names
+    assert svg.count("<polyline") == 4 and "seconds since the first telemetry sample" in svg
+
+
+def test_report_without_telemetry_has_no_overlay(tmp_path, samples):
+    db = str(tmp_path / "t.duckdb")
+    assert run_in_process("ingest", str(samples / "run_folder" / "sglang_server.log"), db=db)[0] == 0
+    out = tmp_path / "r.html"
+    assert run_in_process("report", "-o", str(out), db=db)[0] == 0
+    assert 'data-kind="telemetry"' not in out.read_text()

@@ -9,13 +9,14 @@ findings. The SQL is queries/app/report_*.sql.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable
 
 from ..analysis.compare import CompareResult, compare
 from ..analysis.timeline import startup_phases
 from ..db import queries
+from ..telemetry.loaders import overlay as telemetry_overlay, overlay_percent
 from ..version import __version__
 from .svg import DASHES, PALETTE
 
@@ -35,6 +36,9 @@ class RunData:
     errors: list
     findings: list
     has_time: bool = True
+    # GPU utilisation, SM clock, power and decode throughput on one percent axis, seconds since the
+    # run's first telemetry point: [(legend label, colour, [(t, %)])] (telemetry/loaders.py)
+    telemetry: list = field(default_factory=list)
 
 
 @dataclass
@@ -65,6 +69,7 @@ def load_runs(con, result: CompareResult) -> list[RunData]:
     spec = _by_run(queries.rows(con, "report_spec", {"run_ids": ids}))
     errors = _by_run(queries.rows(con, "report_errors", {"run_ids": ids, "limit": ERRORS_PER_RUN}))
     timelines = startup_phases(con, ids)
+    overlay = telemetry_overlay(con, ids)
     out = []
     for i, c in enumerate(cols):
         samples, accept, has_time = _time_series(decode.get(c.run_id, []), spec.get(c.run_id))
@@ -73,7 +78,7 @@ def load_runs(con, result: CompareResult) -> list[RunData]:
                            summary=facts.get(c.run_id, {}), decode=samples, spec=accept,
                            timeline=timelines.get(c.run_id), errors=errors.get(c.run_id, []),
                            findings=[f for f in result.findings if getattr(f, "run_id", None) in c.run_ids],
-                           has_time=has_time))
+                           has_time=has_time, telemetry=overlay_percent(overlay.get(c.run_id, {}))))
     return out
 
 

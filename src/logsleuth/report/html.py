@@ -289,6 +289,17 @@ def _findings_section(runs: list[RunData], result: CompareResult) -> str:
     return "\n".join(parts)
 
 
+def _telemetry_figure(r: RunData) -> str:
+    """GPU utilisation, SM clock and power overlaid with decode throughput on one time axis."""
+    series = [Series(label, color, pts) for label, color, pts in r.telemetry]
+    chart = Chart("GPU telemetry and decode throughput over time", "seconds since the first telemetry sample",
+                  "% (utilisation; others of their peak)", series, y_max=100, width=1180, kind="telemetry")
+    return _figure("GPU utilisation, SM clock and power with decode throughput (telemetry)", chart.svg(),
+                   _legend((label, color) for label, color, _ in r.telemetry),
+                   "a clock or power dip lined up with a throughput dip points at throttling; "
+                   "utilisation low while throughput is low and requests wait points at the scheduler")
+
+
 def _run_section(r: RunData) -> str:
     """One run: its facts, its own charts, findings and errors."""
     ch = _charts([r], 600)
@@ -303,6 +314,8 @@ def _run_section(r: RunData) -> str:
                 "</div>"]
     else:
         sec.append('<p class="muted">No decode or throughput samples in this run.</p>')
+    if r.telemetry:
+        sec.append(_telemetry_figure(r))
     sec.append(_figure("Startup timeline", ch["timeline"], _legend(PHASE_COLORS.items())))
     if r.findings:
         sec.append("<h3>Findings</h3>" + _findings_html(r.findings))
