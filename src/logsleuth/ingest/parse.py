@@ -396,11 +396,14 @@ def classify(frame: pl.DataFrame, patterns: list[Pattern], cache: ShapeCache | N
     frame = frame.with_columns(masked)
     plan = _shape_plan(tuple((p.regex, p.literal) for p in patterns))
     n = frame.height
-    if plan is None or n < _SHAPE_MIN_ROWS:
+    # a small frame takes the shape path only to use (and fill) the cache, which the files of a
+    # process share (ingest/pipeline.py shape_cache): a folder of small logs repeats its shapes
+    shared = cache is not None and n < _SHAPE_MIN_ROWS
+    if plan is None or (n < _SHAPE_MIN_ROWS and not shared):
         return frame.with_columns(_classify_iter(frame, patterns, frame["msg"], frame["level"]).alias("pattern"))
     keys = frame.select(pl.col("_shape"), pl.col("level").is_null().alias("_nolevel"))
     uniq = keys.group_by("_shape", "_nolevel").len("_n")
-    if uniq.height > n * _SHAPE_MAX_SHARE:  # little repetition: shapes would not save work
+    if uniq.height > n * _SHAPE_MAX_SHARE and not shared:  # little repetition: shapes would not save work
         return frame.with_columns(_classify_iter(frame, patterns, frame["msg"], frame["level"]).alias("pattern"))
     cache = cache or ShapeCache()
     known, new = cache.split(uniq)

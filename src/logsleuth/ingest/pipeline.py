@@ -71,6 +71,8 @@ def _next_id(con, table: str, col: str) -> int:
 #: open transaction in memory and peak RSS grows with the file (1.6 GB for 2 GB of log);
 #: capped, it writes them out as it goes and RSS stays flat (0.7-0.9 GB; 256 MB: up to 1.0 GB).
 INGEST_MEMORY = "160MB"
+#: files from this size on are checkpointed right after their ingest
+CHECKPOINT_BYTES = 32 << 20
 
 
 def ingest_source(con, path: str, opts: IngestOptions) -> IngestResult:
@@ -87,9 +89,10 @@ def ingest_source(con, path: str, opts: IngestOptions) -> IngestResult:
     try:
         con.execute(f"SET memory_limit = '{_memory_setting(limit)}'")
         result = _ingest_open(con, src, opts)
-        if result.status != "skipped":
+        if result.status != "skipped" and src.size >= CHECKPOINT_BYTES:
             # checkpoint now, under the cap: left to closing the connection it ran with the
-            # default cap and took 2.3 GB for a 2 GB vLLM log
+            # default cap and took 2.3 GB for a 2 GB vLLM log (small files: DuckDB's own
+            # automatic checkpoint, a forced one cost ~0.1 s per file)
             con.execute("CHECKPOINT")
         return result
     finally:
@@ -125,7 +128,6 @@ class IngestContext:
     tstate: TimeState
     rstate: RunState
     switch: EngineSwitch | None = None  # engine per run (None: one grammar for the whole file)
-    shapes: dict = field(default_factory=dict)  # engine -> ShapeCache (pattern per line shape, across chunks)
     run_engines: dict = field(default_factory=dict)  # run_id -> engine its lines were parsed with
     spans: dict = field(default_factory=dict)  # field spans per pattern and shape
     stats: dict = field(default_factory=lambda: dict(_ZERO_STATS))
@@ -311,7 +313,7 @@ def _read_and_store(ctx: IngestContext) -> int:
             if frame.height:
                 # the last chunk too is first folded as if more could follow: what it would
                 # carry is the open tail, where the next append resumes (and which it rebuilds)
-                folded = _fold(ctx, frame, final=False)
+                folded, parsed = _fold(ctx, frame, final=False)
                 if chunk.final and folded.all_open:
                     carry = frame.select(READ_COLUMNS)  # all of it is the open tail
                 else:
@@ -322,7 +324,11 @@ def _read_and_store(ctx: IngestContext) -> int:
                     carry = last if carry is None else pl.concat([carry, last], how="vertical_relaxed")
                 _remember_tail(ctx, carry)
                 if carry is not None:
-                    folded = _fold(ctx, carry, final=True)
+                    # parsing is line by line: the tail's lines parsed above need no second pass
+                    reuse = None
+                    if (last is None or last.height == 0) and frame.height:
+                        reuse = parsed.filter(pl.col("line_no") >= int(carry["line_no"][0]))
+                    folded, _ = _fold(ctx, carry, final=True, parsed=reuse)
                     carry = None
                     submit(_stamp(ctx, folded), folded)
             done_bytes += int(chunk.frame.select(pl.col("raw").str.len_bytes().sum()).item() or 0)
@@ -337,14 +343,31 @@ def _read_and_store(ctx: IngestContext) -> int:
     return n_lines
 
 
-def _fold(ctx: IngestContext, frame: pl.DataFrame, final: bool):
-    segments = ctx.switch.split(frame) if ctx.switch is not None else [(ctx.parse_engine, frame)]
-    parts = []
-    for engine, seg in segments:
-        cache = ctx.shapes.setdefault(engine, ShapeCache())
-        parts.append(parse_frame(seg, ctx.grammars, engine, cache).frame.with_columns(pl.lit(engine).alias("_engine")))
-    parsed = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
-    return fold(parsed, ctx.pats, ctx.bench_columns, final=final)
+def _fold(ctx: IngestContext, frame: pl.DataFrame, final: bool, parsed: pl.DataFrame | None = None):
+    """(folded, parsed) of a frame of read lines (``parsed``: its lines already parsed)."""
+    if parsed is None or parsed.height != frame.height:
+        segments = ctx.switch.split(frame) if ctx.switch is not None else [(ctx.parse_engine, frame)]
+        parts = []
+        for engine, seg in segments:
+            parts.append(parse_frame(seg, ctx.grammars, engine, shape_cache(ctx.grammars, engine)).frame
+                         .with_columns(pl.lit(engine).alias("_engine")))
+        parsed = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
+    return fold(parsed, ctx.pats, ctx.bench_columns, final=final), parsed
+
+
+#: pattern per line shape, per (grammars, engine), shared by the files of a process: a folder
+#: of small logs repeats the same shapes file after file (exact: see parse.classify)
+_SHAPES: dict = {}
+
+
+def shape_cache(grammars, engine: str) -> ShapeCache:
+    key = (id(grammars), engine)
+    hit = _SHAPES.get(key)
+    if hit is None or hit[0] is not grammars:
+        if len(_SHAPES) > 8:
+            _SHAPES.clear()
+        hit = _SHAPES[key] = (grammars, ShapeCache())
+    return hit[1]
 
 
 def _stamp(ctx: IngestContext, folded) -> pl.DataFrame:
