@@ -34,7 +34,7 @@ LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md", ".gz", ".jsonl", "",
                 ".json", ".csv", ".prom", ".metrics"}  # + telemetry files beside the logs
 
 __all__ = ["open_db", "expand_paths", "checked_files", "ingest_files", "query", "run_sql", "runs",
-           "resolve_runs", "run_details", "show_runs", "diagnose", "diagnosis", "compare", "report_html",
+           "resolve_runs", "resolve_run", "run_details", "show_runs", "diagnose", "diagnosis", "compare", "report_html",
            "write_report", "schema", "rules_table", "unparsed", "default_db_path", "IngestOptions",
            "RunView", "Diagnosis", "StatementResult"]
 
@@ -191,6 +191,15 @@ def resolve_runs(con, selectors: Selectors = None) -> list[int]:
     from .analysis.compare import resolve_runs as _resolve  # the one resolver, shared with compare
 
     return _resolve(con, selectors)
+
+
+def resolve_run(con, selector: str | int) -> int:
+    """The one run a selector names; a UsageError when it names none or several."""
+    ids = resolve_runs(con, [selector])
+    if len(ids) != 1:
+        raise UsageError(f"'{selector}' names {len(ids)} runs ({', '.join(map(str, ids))}); name one",
+                         hint="use a run id; see `logsleuth runs`")
+    return ids[0]
 
 
 def runs(con, selectors: Selectors = None) -> pl.DataFrame:

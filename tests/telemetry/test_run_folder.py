@@ -59,7 +59,7 @@ def test_other_times_and_models_are_not_linked_but_run_attaches_by_hand(run_fold
     assert json.loads(run_in_process("runs", "--format", "json", db=db)[1])[0]["telemetry"] == \
         "nvidia-smi attached.csv (attached by hand (ingest --run))"
     code, _, err = run_in_process("ingest", str(folder / "bench.jsonl"), "--run", "999", db=db)
-    assert code == 3 and "--run 999: no such run" in err
+    assert code == 2 and "no run matches '999'" in err  # the one run resolver: a usage error
 
 
 def test_folder_walk_leaves_other_json_out_but_a_named_one_is_refused(run_folder, tmp_path):

@@ -94,7 +94,9 @@ def ingest(
     gpu: Optional[str] = typer.Option(None, "--gpu", help='GPU of these runs, e.g. "RTX PRO 6000" or "8xH100".'),
     year: Optional[int] = typer.Option(None, "--year", help="Year for vLLM timestamps (they print none)."),
     keep_prompts: bool = typer.Option(False, "--keep-prompts", help="Store request prompts unredacted."),
-    run: Optional[int] = typer.Option(None, "--run", help="Attach telemetry files (metrics, GPU samples, bench JSON) to this run."),
+    run: Optional[str] = typer.Option(None, "--run", "-r", metavar="RUN",
+                                      help="Attach telemetry files (metrics, GPU samples, bench JSON) to this run: "
+                                           "id, source file name or label."),
     fmt: RecordFormat = typer.Option(RecordFormat.table, "--format", help="Output format."),
     grammar_dir: List[str] = typer.Option(None, "--grammar-dir", help=GRAMMAR_DIR_HELP, metavar="DIR"),
     env: List[str] = typer.Option(None, "--env", metavar="FILE",
@@ -113,7 +115,8 @@ def ingest(
     con = _db()
     try:
         results = _ingest(con, files, api.IngestOptions(label=label, replace=replace, gpu=gpu, year=year,
-                                                        keep_prompts=keep_prompts, run=run,
+                                                        keep_prompts=keep_prompts,
+                                                        run=None if run is None else api.resolve_run(con, run),
                                                         grammar_dirs=tuple(grammar_dir or ()),
                                                         env_files=tuple(env_files)))
         details = api.run_details(con, [r for res in results for r in res.run_ids])
