@@ -10,7 +10,8 @@ Contract:
   every sample line claimed by its own pattern (the real classifier), every event kind a
   pattern emits declared under ``[kinds]`` with its attrs keys, and every pattern name,
   event kind, attrs key, table and column that a rule (``queries/rules`` plus
-  ``rules_dirs``) or a view (``queries/views``) uses existing.
+  ``rules_dirs``) or a view (``queries/views``) uses existing (the kind and pattern names of
+  the library's own queries in ``queries/derive`` and ``queries/app`` too).
 - ``checked_grammars(grammar_dirs=())`` is what ingest loads: the grammars with the sample
   self-check done once per set of grammar files and classifier code (a stamp in the user
   cache; ``LOGSLEUTH_NO_GRAMMAR_CACHE=1`` always re-checks).
@@ -47,11 +48,12 @@ class CheckSummary:
     kinds: int
     rules: int
     views: int
+    queries: int = 0
 
     def line(self) -> str:
         return (f"ok: {self.grammars} grammars, {self.patterns} patterns, {self.samples} sample lines claimed "
-                f"by their own pattern, {self.kinds} event kinds declared; {self.rules} rules and "
-                f"{self.views} views reference only what exists")
+                f"by their own pattern, {self.kinds} event kinds declared; {self.rules} rules, "
+                f"{self.views} views and {self.queries} library queries reference only what exists")
 
 
 # ------------------------------------------------------------------ samples
@@ -288,6 +290,22 @@ def _schema_connection(problems: list[Problem]):
     return con, views
 
 
+#: read-side queries of the library (derivation, app queries): their kind and pattern
+#: literals are checked too (they take parameters, so they are not planned here)
+_LIBRARY_QUERY_DIRS = ("queries/derive", "queries/app")
+
+
+def library_query_problems(grammars: list[Grammar]) -> tuple[list[Problem], int]:
+    known = _Known.of(grammars)
+    problems: list[Problem] = []
+    n = 0
+    for folder in _LIBRARY_QUERY_DIRS:
+        for f in sorted(data_path(folder).glob("*.sql")):
+            n += 1
+            problems += reference_problems(f"{folder}/{f.name}", f.read_text(encoding="utf-8"), known)
+    return problems, n
+
+
 def rule_and_view_problems(grammars: list[Grammar], rules_dirs=()) -> tuple[list[Problem], int, int]:
     from ..analysis.rules import parse_rule, rule_dirs
 
@@ -336,11 +354,13 @@ def check_formats(files: list[str | Path] | None = None, *, grammar_dirs=(), rul
     problems += kind_problems(grammars)
     ref_problems, n_rules, n_views = rule_and_view_problems(grammars, rules_dirs)
     problems += ref_problems
+    lib_problems, n_queries = library_query_problems(grammars)
+    problems += lib_problems
     raise_problems(problems)
     return CheckSummary(
         grammars=len(grammars), patterns=sum(len(g.patterns) for g in grammars),
         samples=sum(len(p.samples) for g in grammars for p in g.patterns),
-        kinds=len(event_kinds(grammars)), rules=n_rules, views=n_views)
+        kinds=len(event_kinds(grammars)), rules=n_rules, views=n_views, queries=n_queries)
 
 
 def _stamp(paths: list[Path]) -> Path | None:
