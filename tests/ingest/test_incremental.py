@@ -74,6 +74,7 @@ def _grow(data: bytes, cuts: list[int], path: Path, db: Path, chunk: int) -> tup
     con = logsleuth.open_db(str(db))
     statuses = []
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
         written = 0
         for end in cuts + [len(data)]:
@@ -222,3 +223,27 @@ def test_rotated_file_continues_its_source(tmp_path):
         assert counts == [(1, data.count(b"\n")), (2, newer.count(b"\n"))]
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("where", ["mid_line", "after_open", "after_middle"])
+def test_prompt_continued_across_the_resume_point_stays_masked(tmp_path, where):
+    """A multi-line prompt record cut by the end of a piece: the append starts its redaction
+    inside the record, so the continued lines are masked as in one ingest of the whole file."""
+    record = (b"(APIServer pid=23) INFO 02-04 15:00:01 [logger.py:41] Received request cmpl-9: prompt: 'Tell me\n"
+              b"CONTINUED_PROMPT_WORDS in the middle\n"
+              b"and the end', params: SamplingParams(n=1), prompt_token_ids: None, lora_request: None.\n")
+    base = (SAMPLES / "vllm_eagle3.log").read_bytes()
+    data = base + record + b"(APIServer pid=23) INFO 02-04 15:00:02 [logger.py:41] done\n"
+    at = {"mid_line": record.index(b"CONTINUED") + 5, "after_open": record.index(b"\n") + 1,
+          "after_middle": record.index(b"and the end")}[where]
+    whole = _one_shot(_write(tmp_path / "one" / "p.log", data), tmp_path / "one.duckdb", 1 << 20)
+    grown, statuses = _grow(data, [len(base) + at], tmp_path / "grow" / "p.log", tmp_path / "grown.duckdb", 1 << 20)
+    assert statuses == ["ingested", "appended"]
+    assert not [r for r in grown["lines_other"] if "CONTINUED_PROMPT" in str(r)]
+    _assert_same(_comparable(whole), _comparable(grown), where)
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path

@@ -31,7 +31,7 @@ from .normalize import RunState, TimeState, add_timestamps, assign_runs
 from .parse import ShapeCache, parse_frame, patterns_for
 from .read import CHUNK_BYTES, READ_COLUMNS, _read_head, check_growth, iter_chunks, open_source
 from ..interrupts import committing
-from .redact import RedactState, redact_frame
+from .redact import RedactState, redact_frame, redact_name
 from .segment import EngineSwitch
 from .write import delete_from_line, reset_derived, store_chunk
 
@@ -129,6 +129,7 @@ class IngestContext:
     rstate: RunState
     switch: EngineSwitch | None = None  # engine per run (None: one grammar for the whole file)
     run_engines: dict = field(default_factory=dict)  # run_id -> engine its lines were parsed with
+    redact_inside: bool = False  # reading starts inside a multi-line prompt record
     spans: dict = field(default_factory=dict)  # field spans per pattern and shape
     stats: dict = field(default_factory=lambda: dict(_ZERO_STATS))
     resume: tuple | None = None  # (offset, line_no, time dict, runs dict, stats) at the open tail
@@ -260,6 +261,7 @@ def _append(con, src, opts, grammars, source_id: int, st: source_mod.ResumeState
     ctx = _context(con, src, opts, grammars, det, st.parse_engine, source_id, st.time_state(), rstate,
                    st.extra.get("switches"))
     ctx.run_engines = {int(k): v for k, v in st.extra.get("run_engines", [])}
+    ctx.redact_inside = bool(st.extra.get("redact_inside", False))
     ctx.stats = dict(st.stats)
     src.start_offset, src.start_line = st.resume_offset, st.resume_line
     ctx.next_line = st.resume_line
@@ -295,11 +297,14 @@ def _read_and_store(ctx: IngestContext) -> int:
         n_lines += f.height
         _count(ctx.stats, f)
 
-    redact_state = RedactState()  # a multi-line prompt record may span chunks
+    # a multi-line prompt record may span chunks (and an append's resume point)
+    redact_state = RedactState(inside=ctx.redact_inside)
+    recent: list = []  # (redaction state before, raw frame) of the last two chunks read
     try:
         for chunk in _last_final(iter_chunks(src, opts.chunk_bytes)):
             # secrets (and prompts unless --keep-prompts) are masked before anything reads the text,
             # so lines, config, events, errors and templates never hold them
+            recent = (recent + [(redact_state.inside, chunk.frame)])[-2:]
             fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts, redact_state)
             frame = fresh if carry is None else pl.concat([carry, fresh], how="vertical_relaxed")
             if chunk.frame.height:
@@ -323,6 +328,7 @@ def _read_and_store(ctx: IngestContext) -> int:
                 if last is not None and last.height:
                     carry = last if carry is None else pl.concat([carry, last], how="vertical_relaxed")
                 _remember_tail(ctx, carry)
+                ctx.resume[5]["redact_inside"] = _redact_state_at(ctx, recent)
                 if carry is not None:
                     # parsing is line by line: the tail's lines parsed above need no second pass
                     reuse = None
@@ -340,6 +346,7 @@ def _read_and_store(ctx: IngestContext) -> int:
         writer.shutdown(wait=True)
     if ctx.resume is None:  # nothing new was read (an append of nothing but the old tail)
         _remember_tail(ctx, None)
+        ctx.resume[5]["redact_inside"] = redact_state.inside
     return n_lines
 
 
@@ -379,6 +386,22 @@ def _stamp(ctx: IngestContext, folded) -> pl.DataFrame:
         for run_id, engine in f.group_by("run_id", maintain_order=True).agg(pl.col("_engine").last()).iter_rows():
             ctx.run_engines[int(run_id)] = engine
     return f
+
+
+def _redact_state_at(ctx: IngestContext, recent: list) -> bool:
+    """Whether the resume line starts inside a multi-line prompt record: the redaction of the
+    raw lines read before it, replayed from the state before their chunk (an append starts
+    its redaction there, so a prompt continued across the resume point stays masked)."""
+    line = ctx.resume[1]
+    for inside, raw in reversed(recent):
+        if raw.height and int(raw["line_no"][0]) <= line:
+            before = raw.filter(pl.col("line_no") < line)
+            state = RedactState(inside=inside)
+            redact_frame(before, "raw", ctx.opts.keep_prompts, state)
+            return state.inside
+    # the tail began before the chunks kept: the earliest state known (masks more, never less
+    # when that state was inside a record)
+    return bool(recent[0][0]) if recent else False
 
 
 def _count(stats: dict, f: pl.DataFrame) -> None:
@@ -431,8 +454,8 @@ def _finish(ctx: IngestContext, head: str, n_lines: int, status: str) -> IngestR
         resume_offset=offset, resume_line=line_no, read_end=src.read_end, head_len=head_len,
         head_sha=head_sha, edge_sha=edge_sha, kind=det.kind, engine=det.engine,
         parse_engine=ctx.parse_engine, scores=det.scores, report_kind=det.report_kind, time=time_d,
-        runs=runs_d, stats=stats, extra=extra, real_path=os.path.abspath(src.real_path),
-        family=source_mod.rotation_family(str(src.real_path)))
+        runs=runs_d, stats=stats, extra=extra, real_path=redact_name(os.path.abspath(src.real_path)),  # stored: no token of a path
+        family=redact_name(source_mod.rotation_family(str(src.real_path))))
     if not src.cleanup:  # stdin cannot be continued
         source_mod.save(con, ctx.source_id, st)
     return IngestResult(src.display_name, status, ctx.source_id, det.kind, det.engine, n_lines,
