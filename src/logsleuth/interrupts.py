@@ -19,6 +19,7 @@ import threading
 from contextlib import contextmanager
 
 _COMMITTED: list[str] = []  # what this process committed (ingested files), in order
+_LAST = None  # the last InterruptedAfterCommit raised (the CLI may only see an exit code 130)
 
 
 class InterruptedAfterCommit(KeyboardInterrupt):
@@ -60,10 +61,25 @@ def committing(what: str):
             signal.signal(sig, handler)
     _COMMITTED.append(what)  # reached only when the commit returned
     if pending:
-        raise InterruptedAfterCommit(what)
+        global _LAST
+        _LAST = InterruptedAfterCommit(what)
+        raise _LAST
+
+
+def _after_commit(exc: BaseException | None) -> BaseException | None:
+    """The InterruptedAfterCommit in ``exc`` or what it was raised from (click wraps a
+    KeyboardInterrupt into Abort)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, InterruptedAfterCommit):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def interrupt_message(exc: BaseException | None = None) -> str:
+    exc = _after_commit(exc) or _LAST or exc
     if isinstance(exc, InterruptedAfterCommit):
         done = f"interrupted after {exc.what} was committed: it is kept"
     else:
