@@ -317,3 +317,33 @@ def test_grammar_module_imports_no_ingest():
             "print(sorted(m for m in sys.modules if m.startswith('logsleuth.ingest')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_user_grammar_can_add_a_kill_marker(tmp_path, monkeypatch):
+    """Markers are grammar data: a site's supervisor notice makes the run end 'killed'."""
+    import logsleuth
+    from logsleuth import api
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    head = (SAMPLES / "sglang_baseline.log").read_text(encoding="utf-8").splitlines(keepends=True)[:95]
+    log = tmp_path / "k.log"
+    log.write_text("".join(head) + "pod-supervisor: deadline exceeded, stopping the container\n", encoding="utf-8")
+    markers = _folder(tmp_path, "markers", {"site.toml": """\
+        [grammar]
+        name = "site_markers"
+        engine = "common"
+
+        [markers]
+        kill = ["%pod-supervisor: deadline exceeded%"]
+        """})
+
+    def end_state(grammar_dirs):
+        con = logsleuth.open_db(str(tmp_path / f"k{len(grammar_dirs)}.duckdb"))
+        try:
+            api.ingest_files(con, [str(log)], api.IngestOptions(grammar_dirs=tuple(grammar_dirs)))
+            return con.execute("SELECT end_state, end_line FROM runs").fetchall()
+        finally:
+            con.close()
+
+    assert end_state([]) == [("truncated", 96)]
+    assert end_state([markers]) == [("killed", 96)]
