@@ -200,7 +200,10 @@ def _ensure_schema(con, path: str) -> None:
         create_views(con)
         con.execute("COMMIT")
     except duckdb.Error as exc:
-        con.execute("ROLLBACK")
+        try:  # a failed COMMIT (a full disk) has ended the transaction already
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass
         raise DatabaseError(f"{path}: cannot create schema ({_first_line(exc)})") from None
 
 

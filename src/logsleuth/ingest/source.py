@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ..db.connection import fetch_one
 from .normalize import RunState, TimeState
+from .redact import redact_name
 
 #: bytes of the head and of the end of the read text that a continuation must still hold
 HEAD_BYTES = 64 * 1024
@@ -154,8 +155,9 @@ def find_continuation(con, src) -> tuple[int, ResumeState] | None:
     """(source_id, state) of the source this file continues, or None."""
     if src.cleanup:  # stdin: a new stream every time
         return None
-    real = os.path.abspath(src.real_path)
-    fam = rotation_family(str(src.real_path))
+    # stored masked (redact.redact_name): compared masked; the content check below decides
+    real = redact_name(os.path.abspath(src.real_path))
+    fam = redact_name(rotation_family(str(src.real_path)))
     rows = con.execute("""SELECT source_id, state FROM source_state
                           WHERE real_path = ? OR family = ? ORDER BY source_id DESC""", [real, fam]).fetchall()
     for source_id, text in rows:
