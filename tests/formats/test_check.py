@@ -76,6 +76,11 @@ def test_every_shipped_grammar_validates_against_the_published_schema():
         assert validate(tomllib.loads(path.read_text(encoding="utf-8")), schema) == [], path.name
 
 
+def test_tables_constant_matches_the_schema():
+    schema = json.loads(data_path("parsers/grammar.schema.json").read_text(encoding="utf-8"))
+    assert set(schema["properties"]["pattern"]["items"]["properties"]["table"]["enum"]) == G.TABLES
+
+
 def test_every_events_pattern_emits_a_declared_kind_with_its_attrs():
     grammars = G.load_grammars(check_regexes=False)
     kinds = G.event_kinds(grammars)

@@ -64,14 +64,11 @@ from ..errors import GrammarError
 from ..resources import data_path
 from .schema import load_schema, validate
 
-#: tables a pattern may target (the schema's enum says the same); other fields of
+#: tables a pattern may target (= the schema's enum, checked by a test); other fields of
 #: ``events`` rows land in the JSON ``attrs`` column.
 TABLES = {
     "decode_stats", "prefill_stats", "spec_stats", "events", "errors", "config",
     "bench_results", "lines",
-}
-FIELD_TYPES = {
-    "int", "float", "str", "bool", "pct", "thousands", "float_list", "pct_list",
 }
 #: tables whose lines are stored in lines_bulk unless the pattern says ``bulk = false``
 BULK_TABLES = {"decode_stats", "prefill_stats", "spec_stats"}
@@ -209,13 +206,6 @@ def regex_problem(regex: str, where: str) -> Problem | None:
         detail = next((ln for ln in first if ln.startswith("error:")), first[-1] if first else "")
         return Problem(where, f"invalid regex: {detail}\n{_caret(regex, pos)}",
                        hint="grammar regexes use the Rust dialect (no look-around, no back-references)")
-
-
-def check_regex(regex: str, where: str) -> None:
-    """Compile ``regex`` with polars' Rust engine; raise a compiler-style error."""
-    problem = regex_problem(regex, where)
-    if problem:
-        raise_problems([problem])
 
 
 def _named_groups(regex: str) -> set[str]:
