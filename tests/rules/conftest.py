@@ -36,6 +36,13 @@ def others(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def truth(tmp_path_factory):
+    db = _build(tmp_path_factory, "truth")
+    yield db
+    db.con.close()
+
+
+@pytest.fixture(scope="session")
 def corpus(tmp_path_factory):
     db = _build(tmp_path_factory, "corpus")
     yield db

@@ -1,6 +1,6 @@
 """Every rule in queries/rules/ fires on a sample and stays silent on another: one row per rule.
 
-A row names the database (see tests/rules/conftest.py), the file and launch ordinal where the rule
+A row names the database (sample sets in tests/support/rule_dbs.py), the file and launch ordinal where the rule
 fires, and a file where it must stay silent (a near miss where one exists: the same engine, the same
 feature healthy or configured away). Rules with no sample yet are listed in NO_SAMPLE_YET, which the
 test prints, so the gap stays visible. The key numbers of each finding are pinned in test_rule_values.py.
@@ -36,6 +36,7 @@ TABLE: dict[str, tuple[tuple[str, str, int], tuple[str, str]]] = {
     "vllm_kv_too_small_for_max_model_len": (("samples", "vllm_kv_too_small.log", 1), ("samples", "vllm_kimi_k25.log")),
     "vllm_max_concurrency_below_target": (("samples", "vllm_v1_0.10.1_workers.log", 1),
                                           ("samples", "vllm_kimi_k25.log")),
+    "hybrid_kv_pool_below_context": (("truth", "sglang_hybrid_kv_pool.log", 1), ("samples", "sglang_tuned_v1.log")),
     "sgl_kv_capacity_vs_context": (("samples", "sglang_baseline.log", 2), ("samples", "sglang_tuned_v1.log")),
     "request_exceeds_context": (("samples", "vllm_v0_0.6.6_prefix_cache.log", 1), ("samples", "vllm_kimi_k25.log")),
     "queue_saturation": (("samples", "vllm_v1_0.10.1_workers.log", 1), ("samples", "sglang_eagle3.log")),
@@ -55,6 +56,8 @@ TABLE: dict[str, tuple[tuple[str, str, int], tuple[str, str]]] = {
     "quant_kernel_not_optimized": (("samples", "vllm_enforce_eager_awq.log", 1), ("samples", "vllm_kimi_k25.log")),
     "fp8_weight_only_marlin": (("samples", "fp8_weight_only_marlin_fires.log", 1), ("samples", "vllm_kimi_k25.log")),
     "moe_untuned_kernel_config": (("samples", "sglang_tuned_v1.log", 1), ("samples", "vllm_kimi_k25.log")),
+    "vllm_cudagraph_mode_downgraded": (("truth", "vllm_eagle3_k2_low.log", 1), ("truth", "vllm_eagle3_k3_healthy.log")),
+    "rocm_aiter_jit_build": (("truth", "vllm_rocm_aiter_jit.log", 1), ("truth", "vllm_eagle3_k3_healthy.log")),
     "dtype_downcast_fp16": (("corpus", "sglang__TianyangChen357__LLM__sglang.log", 1), ("samples", "vllm_kimi_k25.log")),
     # start-up failure causes
     "startup_free_memory_below_utilization": (("corpus", NOHUP, 1), ("samples", "vllm_kimi_k25.log")),
@@ -62,6 +65,7 @@ TABLE: dict[str, tuple[tuple[str, str, int], tuple[str, str]]] = {
     "illegal_memory_access": (("samples", "vllm_illegal_memory_access.log", 1), ("samples", "vllm_kimi_k25.log")),
     "startup_exception": (("corpus", BOOTFAIL, 1), ("samples", "vllm_kv_too_small.log")),
     "died_without_error": (("corpus", DGX + "vllm-run1-oom.log", 1), ("samples", "vllm_planned_shutdown.log")),
+    "engine_crashed": (("truth", "vllm_engine_core_died.log", 1), ("truth", "vllm_eagle3_k3_healthy.log")),
     # E. multi-GPU communication
     "custom_allreduce_disabled": (("story", "sglang_baseline.log", 1), ("story", "sglang_tuned_v1.log")),
     "nccl_untuned_pcie_tp": (("story", "sglang_baseline.log", 2), ("story", "sglang_tuned_v1.log")),
@@ -84,6 +88,7 @@ TABLE: dict[str, tuple[tuple[str, str, int], tuple[str, str]]] = {
     "bench_concurrency_not_reached": (("others", "bench_concurrency_not_reached_fires.log", 1),
                                       ("story", "bench_vllm_kimi_k25_c128.txt")),
     # cross-run
+    "vllm_chat_template_differs": (("truth", "vllm_eagle3_k2_low.log", 1), ("truth", "vllm_eagle3_k3_healthy.log")),
     "single_stream_below_reference": (("story", "sglang_tuned_v1.log", 1), ("story", "vllm_kimi_k25.log")),
 }
 

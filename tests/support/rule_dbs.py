@@ -3,6 +3,7 @@
 * ``story``: the story (SGLang baseline and tuned, vLLM Kimi, their benchmark files) and the env reports;
 * ``samples``: the story's server logs, the EAGLE-3 runs, the era samples and the authored rule samples;
 * ``others``: authored and era samples for rules the story cannot show;
+* ``truth``: the samples of tests/samples/truth/ (crash causes, hardware, rules added with them);
 * ``corpus``: every real corpus file (empty when the corpus is not available).
 """
 from __future__ import annotations
@@ -41,6 +42,7 @@ SETS = {
     "samples": ([SAMPLES / f for f in STORY_SERVERS] + [SAMPLES / "eras" / f for f in ERAS]
                 + [SAMPLES / "rules" / f for f in AUTHORED]),
     "others": [SAMPLES / f for f in OTHER_FILES],
+    "truth": sorted((SAMPLES / "truth").glob("*.log")),
     "corpus": corpus_files(),
 }
 
