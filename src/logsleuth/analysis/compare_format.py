@@ -90,7 +90,9 @@ def compare_markdown(result: CompareResult) -> str:
         out.append("")
     for n in result.notes:
         out.append(f"_Note: {esc(n)}_")
-    return "\n".join(out).rstrip() + "\n"
+    from ..cli.inert import inert  # log text: control characters made visible
+
+    return inert("\n".join(out).rstrip() + "\n")
 
 
 def compare_csv(result: CompareResult) -> str:
@@ -101,7 +103,9 @@ def compare_csv(result: CompareResult) -> str:
         w.writerow(["metric", r.key, r.title, r.unit or ""] + ["" if v is None else v for v in r.values])
     for r in result.config:
         w.writerow(["config", r.name, r.title, ""] + ["" if v is None else v for v in r.values])
-    return buf.getvalue()
+    from ..cli.inert import inert  # log text: control characters made visible
+
+    return inert(buf.getvalue())
 
 
 def compare_rich(result: CompareResult):
@@ -144,15 +148,13 @@ def _clip(s: str, n: int = 60) -> str:
 
 
 def write_compare(result: CompareResult, fmt: str = "table", out=None) -> None:
-    from ..cli.inert import inert
-
     out = out or sys.stdout
     if fmt == "json":
         out.write(compare_json(result))
     elif fmt == "markdown":
-        out.write(inert(compare_markdown(result)))  # log text: control characters visible
+        out.write(compare_markdown(result))
     elif fmt == "csv":
-        out.write(inert(compare_csv(result)))
+        out.write(compare_csv(result))
     else:
         from ..cli.output import console
 
