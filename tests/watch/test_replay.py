@@ -142,7 +142,7 @@ def test_rotation_truncation_and_a_paused_replay(history_db, tmp_path, watch_pro
     assert w.events("resumed")
     assert len(w.events("run")) == 1  # one run across the three files
     # stored: the rotated file whole (lines 104-179 of the seed log) as one source, and every
-    # line written after the truncation (lines 260-300) exactly once
+    # line written after the truncation exactly once
     con = logsleuth.open_db(history_db, read_only=True)
     try:
         rows = con.execute("SELECT path, n_lines FROM sources WHERE path LIKE ? ORDER BY source_id",
@@ -153,8 +153,9 @@ def test_rotation_truncation_and_a_paused_replay(history_db, tmp_path, watch_pro
         con.close()
     assert [n for p, n in rows if p == str(log) + ".1"] == [76], rows
     seed = SEED.read_bytes().decode("utf-8", "replace").split("\n")
-    for line in {x for x in seed[259:300] if x.strip()}:
-        assert raws.count(line) == seed[259:300].count(line), line[:80]
+    # (up to the ready line 289: --exit-on ready stops the watch there, later lines may be unread)
+    for line in {x for x in seed[259:289] if x.strip()}:
+        assert raws.count(line) == seed[259:289].count(line), line[:80]
 
 
 def test_pipe_input_is_watched_and_stored(tmp_path):
