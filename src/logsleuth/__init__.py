@@ -16,7 +16,7 @@ Heavy modules (polars, duckdb) load on first use so that ``logsleuth --help`` st
 from .errors import ExitCode, LogsleuthError
 from .version import __version__  # one place: the CLI and the report read it too
 
-_API = {"open_db", "ingest_files", "query", "run_sql", "runs", "resolve_runs", "show_runs", "diagnose",
+_API = {"open_db", "open_dataset", "ingest_dataset", "fleet_summary", "ingest_files", "query", "run_sql", "runs", "resolve_runs", "show_runs", "diagnose",
         "diagnosis", "compare", "report_html", "write_report", "schema", "rules_table", "unparsed",
         "expand_paths", "IngestOptions", "default_db_path"}
 _RULES = {"load_rules", "Finding"}

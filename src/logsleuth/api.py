@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from .db import queries
-from .db.connection import default_db_path, fetch_frame, open_db
+from .db.connection import default_db_path, fetch_frame, open_db as open_database
 from .errors import BadInputError, QueryError, UsageError
+from .fleet.views import is_dataset, open_dataset
 from .ingest.source import is_rotated_log, order_rotated
 from .ingest.pipeline import IngestOptions, IngestResult, ingest_source
 
@@ -33,12 +34,20 @@ if TYPE_CHECKING:
 LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md", ".gz", ".jsonl", "",
                 ".json", ".csv", ".prom", ".metrics"}  # + telemetry files beside the logs
 
-__all__ = ["open_db", "expand_paths", "checked_files", "ingest_files", "query", "run_sql", "runs",
+__all__ = ["open_db", "open_dataset", "is_dataset", "ingest_dataset", "fleet_summary", "expand_paths", "checked_files", "ingest_files", "query", "run_sql", "runs",
            "resolve_runs", "resolve_run", "run_details", "show_runs", "diagnose", "diagnosis", "compare", "report_html",
            "write_report", "schema", "rules_table", "unparsed", "default_db_path", "IngestOptions",
            "RunView", "Diagnosis", "StatementResult"]
 
 Selectors = Iterable["str | int"] | None
+
+
+def open_db(path: str | None = None, **options):
+    """A connection to the database at ``path`` (default ./logsleuth.duckdb, created with its
+    schema); a fleet dataset folder opens as a read-only view of its Parquet files instead."""
+    if path and is_dataset(path):
+        return open_dataset(path)
+    return open_database(path, **options)
 
 
 # --------------------------------------------------------------------------- ingest
@@ -387,3 +396,24 @@ def schema(con, table: str | None = None) -> pl.DataFrame:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0][:300] if text else type(exc).__name__
+
+
+# --------------------------------------------------------------------------- fleet
+
+def ingest_dataset(target: str, paths: Iterable[str], **options):
+    """Parse files (globs and folders expanded) into the Parquet dataset ``target``; see
+    ``logsleuth.fleet.driver.ingest_dataset`` for the options (host, host_from, executor,
+    address, jobs, replace, label, gpu, year, keep_prompts, on_done)."""
+    from .fleet.driver import ingest_dataset as _ingest_dataset
+
+    if "jobs" in options:
+        options["workers"] = options.pop("jobs")
+    return _ingest_dataset(target, expand_paths(paths), **options)
+
+
+def fleet_summary(con, **options):
+    """Per-host rows and fleet flags of a dataset; see ``logsleuth.fleet.summary``."""
+    from .fleet.summary import fleet_summary as _fleet_summary
+
+    return _fleet_summary(con, **options)
+

@@ -23,7 +23,7 @@ import typer
 
 from .. import __version__
 from ..errors import ExitCode, LogsleuthError, UsageError
-from .output import CompareFormat, FindingsFormat, Format, RecordFormat, Severity
+from .output import CompareFormat, FindingsFormat, FleetExecutor, Format, RecordFormat, Severity
 from .context import debug_requested, error, note, open_database, state
 from .params import LogsleuthGroup
 
@@ -34,7 +34,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False, pretty_exceptions_show_locals=False,  # locals hold log lines, secrets
     rich_markup_mode="rich", context_settings=_CONTEXT,
     help="Forensics for SGLang and vLLM inference-server logs: ingest into DuckDB, diagnose, compare.",
-    epilog="--db and --debug may also follow the subcommand. Exit codes: 0 ok, 1 findings (--fail-on), "
+    epilog="--db, --dataset and --debug may also follow the subcommand. Exit codes: 0 ok, 1 findings (--fail-on), "
            "2 usage, 3 bad input, 4 query error, 70 internal, 130 interrupted.",
 )
 formats_app = typer.Typer(cls=LogsleuthGroup, help="Inspect and check the log grammars (parsers/*.toml).",
@@ -59,12 +59,16 @@ def main_options(
     ctx: typer.Context,
     db: Optional[str] = typer.Option(None, "--db", envvar="LOGSLEUTH_DB", metavar="PATH",
                                      help="DuckDB database file (default ./logsleuth.duckdb)."),
+    dataset: Optional[str] = typer.Option(None, "--dataset", envvar="LOGSLEUTH_DATASET", metavar="DIR",
+                                          help="A Parquet fleet dataset instead of a database (README \"Fleet\")."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for internal errors."),
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
                                  help="Print the version and exit."),
 ):
     """Forensics for SGLang and vLLM inference-server logs: ingest into DuckDB, diagnose, compare."""
-    ctx.obj = {"db": db, "debug": debug}  # read by context.state in the commands
+    if db and dataset:
+        raise UsageError("--db and --dataset name the same thing: give one")
+    ctx.obj = {"db": dataset or db, "dataset": bool(dataset), "debug": debug}  # read by context.state
 
 
 def _ingest(con, files: list[str], options, quiet: bool = False) -> list:
@@ -102,10 +106,21 @@ def ingest(
     env: List[str] = typer.Option(None, "--env", metavar="FILE",
                                   help="Environment report (collect_env, nvidia-smi, topo) for the runs of these files; "
                                        "without it a report attaches to the logs of its folder (or the folder above an env/ folder)."),
+    host: Optional[str] = typer.Option(None, "--host", help="With --dataset: the host of these files."),
+    host_from: Optional[str] = typer.Option(None, "--host-from", metavar="PATTERN",
+                                            help="With --dataset: the host from each path, e.g. '{host}/*.log'."),
+    executor: FleetExecutor = typer.Option(FleetExecutor.local, "--executor",
+                                           help="With --dataset: who parses the files (ray: a Ray cluster)."),
+    address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: auto or ray://HOST:10001."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="With --dataset: parallel files (default: cores)."),
 ):
     """Ingest logs: detect engine and era, split into runs, parse every line, print a summary."""
     from .. import api
     from .output import write_ingest
+
+    if state.dataset or api.is_dataset(state.db):
+        return _ingest_dataset(paths, host=host, host_from=host_from, executor=executor.value, address=address,
+                               jobs=jobs, replace=replace, label=label, gpu=gpu, year=year, keep_prompts=keep_prompts)
 
     from ..ingest.normalize import check_year
 
@@ -123,6 +138,28 @@ def ingest(
     finally:
         con.close()
     write_ingest(results, details, fmt.value)
+
+
+def _ingest_dataset(paths: list[str], **options) -> None:
+    """``ingest --dataset DIR``: one library call, a line per file on stderr, the summary on stdout."""
+    from .. import api
+    from ..ingest.normalize import check_year
+
+    check_year(options.get("year"))
+    files = api.checked_files(paths)
+
+    def on_done(job, outcome) -> None:
+        failed = getattr(outcome, "message", None)
+        _note(f"{job.path}: {'failed: ' + failed if failed else 'stored as host ' + outcome.entry.host}")
+
+    res = api.ingest_dataset(state.db, files, on_done=on_done, **options)
+    for path in res.skipped:
+        _note(f"{path}: already in the dataset, skipped; --replace re-ingests")
+    sys.stdout.write(f"{state.db}: generation {res.generation}; {len(res.ingested)} new, {len(res.replaced)} replaced, "
+                     f"{len(res.skipped)} skipped, {len(res.failed)} failed\n")
+    if res.failed:
+        raise api.BadInputError(f"{len(res.failed)} file(s) failed, the others were stored: "
+                                + "; ".join(f.message for f in res.failed[:3]))
 
 
 @app.command()
@@ -367,6 +404,7 @@ def formats_list(grammar_dir: List[str] = typer.Option(None, "--grammar-dir", he
 # --- commands of other modules: one registration line each (see the module docstring)
 from .watch import register as _register_watch; _register_watch(app)  # noqa: E402,E702 (cli/watch.py)
 from .scrape import register as _register_scrape; _register_scrape(app)  # noqa: E402,E702 (cli/scrape.py)
+from .fleet import register as _register_fleet; _register_fleet(app)  # noqa: E402,E702 (cli/fleet.py)
 
 
 def _is_click(exc: BaseException, name: str) -> bool:

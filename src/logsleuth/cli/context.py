@@ -1,12 +1,13 @@
 """What every command shares: the global options, the database opener, notes and errors.
 
-Contract: ``state.db`` and ``state.debug`` are the global options (``--db``, ``--debug``)
+Contract: ``state.db``, ``state.dataset`` and ``state.debug`` are the global options (``--db`` or
+``--dataset``, ``--debug``)
 of the invocation being run: the app's callback stores them in the root click context
 (``ctx.obj``) and ``state`` reads them from there, so nothing is kept in module state
 between invocations (outside one: None and False). ``debug_requested(argv)`` tells the
 entry point, after the context is gone, whether ``--debug`` was given.
 ``open_database(read_only=..., create=...)`` opens ``state.db``
-through ``logsleuth.api.open_db`` and says on stderr when it waits for a lock; ``note``
+(a database, or with ``--dataset`` a fleet dataset) through ``logsleuth.api`` and says on stderr when it waits for a lock; ``note``
 and ``error`` write one line to stderr. Command modules (``app.py``, ``scrape.py``,
 ``watch.py``...) import these from here, so no command module imports ``app.py`` (which
 registers them) and there is no import cycle.
@@ -33,6 +34,11 @@ class GlobalOptions:
         return _options().get("db")
 
     @property
+    def dataset(self) -> bool:
+        """``--dataset DIR`` was given (``db`` then names the dataset folder)."""
+        return bool(_options().get("dataset"))
+
+    @property
     def debug(self) -> bool:
         return bool(_options().get("debug"))
 
@@ -56,8 +62,10 @@ def note(msg: str) -> None:
 
 def open_database(read_only: bool = False, create: bool = True):
     """A connection to ``state.db`` (default ./logsleuth.duckdb), waiting for a lock."""
-    from ..api import open_db
+    from ..api import open_dataset, open_db
 
+    if state.dataset:  # --dataset DIR: the folder must hold a dataset (no database file is made there)
+        return open_dataset(state.db)
     name = state.db or "the database"
     return open_db(state.db, read_only=read_only, create=create,
                    on_wait=lambda s: note(f"{name}: locked by another process (an ingest?); "

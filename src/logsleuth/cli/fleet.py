@@ -34,17 +34,16 @@ def register(app: typer.Typer) -> None:
         """Summarise a fleet dataset per host and flag slow hosts, changes between days and crash clusters."""
         import polars as pl
 
+        from .. import api
         from ..errors import UsageError
-        from ..fleet import fleet_summary, open_dataset
-        from ..fleet.views import is_dataset
         from .context import state
         from .output import plain_json, write_frame
 
-        if not state.db or not is_dataset(state.db):
+        if not state.db or not api.is_dataset(state.db):
             raise UsageError("fleet reads a dataset: give --dataset DIR (written by `logsleuth ingest --dataset DIR`)")
-        con = open_dataset(state.db)
+        con = api.open_dataset(state.db)
         try:
-            summary = fleet_summary(con, with_findings=not no_findings, rules_dirs=rules_dir or None,
+            summary = api.fleet_summary(con, with_findings=not no_findings, rules_dirs=rules_dir or None,
                                     min_drop=min_drop, min_hosts=min_hosts)
         finally:
             con.close()

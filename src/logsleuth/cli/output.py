@@ -51,6 +51,14 @@ class CompareFormat(str, enum.Enum):
     csv = "csv"
 
 
+class FleetExecutor(str, enum.Enum):
+    """Who parses the files of ``ingest --dataset``."""
+
+    local = "local"
+    ray = "ray"
+    serial = "serial"
+
+
 class Severity(str, enum.Enum):
     critical = "critical"
     warning = "warning"

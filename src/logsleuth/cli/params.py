@@ -1,7 +1,7 @@
 """Typer plumbing behind the CLI conventions: global options anywhere, help without Python types.
 
 Contract: ``LogsleuthGroup`` is the click group class of the app (``typer.Typer(cls=...)``).
-* Global options (``--db PATH``, ``--db=PATH``, ``--debug``) are accepted before or after
+* Global options (``--db PATH``, ``--db=PATH``, ``--dataset DIR``, ``--debug``) are accepted before or after
   the subcommand, as users of gh or the duckdb CLI expect: ``parse_args`` moves those that
   follow the subcommand in front of it (up to a ``--``, after which everything is an
   argument). Commands registered by other modules get this without doing anything.
@@ -19,7 +19,7 @@ from pathlib import Path
 from typer.core import TyperGroup
 
 #: global options and whether they take a value
-GLOBAL_OPTIONS = {"--db": True, "--debug": False}
+GLOBAL_OPTIONS = {"--db": True, "--dataset": True, "--debug": False}
 
 _TYPE_NAMES = {int: "INTEGER", float: "NUMBER", str: "TEXT", Path: "PATH", bool: "BOOLEAN"}
 
