@@ -1,0 +1,50 @@
+"""The fleet from the command line: ingest --dataset, then the ordinary commands and `fleet`."""
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+
+def run_in_process(*args: str) -> tuple[int, str, str]:
+    """The CLI in-process without a --db (the dataset is named by --dataset)."""
+    from logsleuth.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.argv, sys.stdout, sys.stderr
+    sys.argv, sys.stdout, sys.stderr = ["logsleuth", *args], out, err
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv, sys.stdout, sys.stderr = old
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_dataset_round_trip(fleet_dir, tmp_path):
+    ds = str(tmp_path / "ds")
+    logs = sorted(str(p) for p in fleet_dir.rglob("server.log"))
+    code, out, err = run_in_process("ingest", "--dataset", ds, "--host-from", "{host}/server.log",
+                                    "--executor", "serial", *logs)
+    assert code == 0, err
+    assert "7 new" in out and "stored as host gpu-04" in err
+    code, out, _ = run_in_process("--dataset", ds, "fleet", "--format", "json", "--no-findings")
+    flags = json.loads(out)
+    assert {o["host"] for o in flags["outliers"]} == {"gpu-04"}
+    assert len(flags["crash_clusters"]) == 1 and flags["changes"] == []
+    code, out, _ = run_in_process("sql", "--dataset", ds, "--format", "json", "SELECT count(DISTINCT host) AS n FROM sources")
+    assert code == 0 and json.loads(out) == [{"n": 7}]
+    code, out, _ = run_in_process("--dataset", ds, "diagnose", "--format", "json")
+    assert code == 0 and any(f["rule_id"] == "illegal_memory_access" for f in json.loads(out))
+    # the same bytes again: nothing new
+    code, out, _ = run_in_process("ingest", "--dataset", ds, "--host-from", "{host}/server.log", "--executor", "serial", *logs)
+    assert code == 0 and "7 skipped" in out
+
+
+def test_cli_dataset_errors(tmp_path):
+    code, _, err = run_in_process("--dataset", str(tmp_path), "runs")
+    assert code == 3 and "no logsleuth dataset here" in err
+    code, _, err = run_in_process("--db", str(tmp_path / "x.duckdb"), "fleet")
+    assert code == 2 and "fleet reads a dataset" in err
