@@ -12,9 +12,11 @@
 -- $1 run_id, $2 first planned-shutdown line (NULL: none)
 WITH e AS (
   SELECT line_no, last_line, ts, kind, exc_type, fatal, message,
-    coalesce(kind, '') IN ('child_failed', 'scheduler_dead', 'worker_died', 'engine_init_failed', 'engine_dead',
-                           'engine_core_fatal_error', 'engine_core_failed_to_start', 'output_handler_failed',
-                           'fatal_signal')
+    -- a wrapper line heading a traceback whose exception names the cause ("EngineCore failed to
+    -- start." + ValueError: Free memory ...) is the cause, not a wrapper
+    (coalesce(kind, '') IN ('child_failed', 'scheduler_dead', 'worker_died', 'engine_init_failed', 'engine_dead',
+                            'engine_core_fatal_error', 'engine_core_failed_to_start', 'output_handler_failed',
+                            'fatal_signal') AND exc_type IS NULL)
       OR message LIKE '%Engine core initialization failed%' OR message LIKE '%Engine process failed to start%'
       OR message LIKE '%EngineDeadError%' OR message LIKE 'Received sigquit%' AS wrapper,
     regexp_replace(coalesce(exc_type, regexp_extract(message, '^([A-Za-z_][\w.]*(?:Error|Exception))', 1), ''), '^.*\.', '')

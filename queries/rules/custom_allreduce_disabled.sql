@@ -28,7 +28,7 @@ SELECT w.run_id, w.line_no, coalesce(r.tp_size, w.n_lines) AS tp_size,
             ELSE 'custom all-reduce setup failed' END AS reason
 FROM w JOIN runs r USING (run_id)
 UNION ALL
-SELECT r.run_id, min(c.line_no) AS line_no, r.tp_size, r.tp_size AS n_ranks,
+SELECT r.run_id, min(c.line_no) AS line_no, r.tp_size, 0 AS n_ranks,  -- no rank warns: the flag silences it
        'disable_custom_all_reduce=True in the launch arguments' AS reason
 FROM runs r JOIN config c ON c.run_id = r.run_id
 WHERE r.engine = 'vllm' AND coalesce(r.tp_size, 1) > 1

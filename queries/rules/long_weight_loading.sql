@@ -46,7 +46,9 @@ dl AS (  -- Hugging Face download inside the load phase ("Time spent downloading
 facts AS (
   SELECT r.run_id, r.source_id, r.ordinal, r.engine, r.end_state, r.end_line, r.tp_size, r.pp_size,
          coalesce(CASE WHEN r.engine = 'sglang' THEN s.secs END, r.weight_load_s)
-           - coalesce(least(dl.download_s, coalesce(CASE WHEN r.engine = 'sglang' THEN s.secs END, r.weight_load_s)), 0) AS load_s,
+           - CASE WHEN dl.download_s IS NULL THEN 0  -- (least() skips NULLs: it must not see one)
+                  ELSE least(dl.download_s, coalesce(CASE WHEN r.engine = 'sglang' THEN s.secs END, r.weight_load_s, 0)) END
+           AS load_s,
          dl.download_s,
          coalesce(s.gb_rank, v.gb_rank) AS gb_rank, coalesce(s.end_line, v.end_line) AS end_line_w,
          ls.line_no AS shard_line, ls.n, ls.total, ls.elapsed_s, ls.advancing,

@@ -33,7 +33,8 @@ SAMPLE_FACTS: dict[str, dict] = {
     "sglang_eagle3.log": dict(
         engine="sglang", n_lines=952, runs=[(1, 952, "served")],
         counts=(202, 220, 202, 0, 0, 0),  # acceptance is only in the decode lines: one observation each
-        run=dict(spec_method="EAGLE3", num_spec_tokens=4, max_running_requests=48, cuda_graph_max_bs=48,
+        # canonical method name; k = speculative_num_steps 3 (num_draft_tokens 4 counts the verified root)
+        run=dict(spec_method="eagle3", num_spec_tokens=3, max_running_requests=48, cuda_graph_max_bs=48,
                  kv_cache_tokens=232168, weight_load_s=418.0, cuda_graph_capture_s=41.94, ready_line=253)),
     "vllm_kimi_k25.log": dict(
         engine="vllm", n_lines=982, runs=[(1, 982, "served")], counts=(62, 0, 0, 0, 0, 0),
@@ -62,7 +63,7 @@ SAMPLE_FACTS: dict[str, dict] = {
                  max_running_requests=1024, context_len=163840)),
     "eras/sglang_v0.5.4_fwd_counter.log": dict(
         engine="sglang", n_lines=217, runs=[(1, 217, "served")], counts=(59, 57, 59, 0, 0, 0),
-        run=dict(attention_backend="fa3", spec_method="EAGLE3", max_running_requests=48)),
+        run=dict(attention_backend="fa3", spec_method="eagle3", max_running_requests=48)),
     "eras/sglang_2026_ms_hybrid.log": dict(
         engine="sglang", n_lines=263,
         # watchdog timeout (224) + scheduler exception (225-261), sigquit (262): crashed after ready (46)
@@ -72,8 +73,9 @@ SAMPLE_FACTS: dict[str, dict] = {
     "eras/sglang_ray_actor.log": dict(
         engine="sglang", n_lines=267,
         # two Engine-API actors interleaved; no fired-up line, readiness from traffic. The manifest
-        # gives actor 13265 lines 5-267: the four Ray driver lines before any launch join run 1 here
-        runs=[(1, 267, "served"), (6, 262, "served")], counts=(114, 65, 0, 0, 0, 0),
+        # gives actor 13265 lines 5-267: the four Ray driver lines before any launch are run 1's context,
+        # but the run starts at its server process (line 5)
+        runs=[(5, 267, "served"), (6, 262, "served")], counts=(114, 65, 0, 0, 0, 0),
         run=dict(kv_cache_tokens=301568, context_len=40960, ready=False)),
     "eras/sglang_disable_cuda_graph.log": dict(
         engine="sglang", n_lines=120, runs=[(1, 120, "served")], counts=(79, 8, 0, 0, 0, 0),
@@ -288,8 +290,11 @@ def test_story_speculative_acceptance(sdb):
     assert rows["sglang_eagle3.log"][1] == pytest.approx(0.2245, abs=0.001)
     # vLLM totals: Accepted 7490 / Drafted 29751 = 25.18 %, overall mean acceptance length 1.755
     assert rows["vllm_eagle3.log"] == (pytest.approx(1.755, abs=0.001), pytest.approx(0.2518, abs=0.0005))
-    # V0 counters are cumulative: the last line totals the run (acceptance 0.658 at k=3 -> 2.97)
-    assert rows["vllm_v0_0.5.4.log"][0] == pytest.approx(1 + 3 * 95608 / 145404, abs=0.001)
+    # V0 counters are cumulative: the last line totals the run. V0 counts accepted tokens after a
+    # rejection too, so tokens per step = emitted / (drafted / k) = system efficiency x (k + 1):
+    # 116441 / (145404 / 3) = 2.40 (= 0.601 x 4), not 1 + 3 x 0.658 = 2.97
+    assert rows["vllm_v0_0.5.4.log"][0] == pytest.approx(116441 / (145404 / 3), abs=0.001)
+    assert rows["vllm_v0_0.5.4.log"][1] == pytest.approx((116441 / (145404 / 3) - 1) / 3, abs=0.001)
     # 0.8.5 prints the mean without the bonus token (1.35-1.47): +1 gives 2.35-2.47
     assert 2.35 <= rows["vllm_v1_0.8.5_spec.log"][0] <= 2.47
     per_line = sdb.execute("""SELECT min(accept_len), max(accept_len), min(raw_accept_len) FROM spec_stats
@@ -316,8 +321,9 @@ def test_sglang_decode_rows_match_their_lines(sdb):
 
 
 def test_ranks_and_dp(sdb):
-    # v0.4.8 DP attention: each DP rank prints its own decode lines; the primary rank is DP0 TP0
-    got = sdb.execute("""SELECT dp_rank, count(*), bool_and(primary_rank = (dp_rank = 0))
+    # v0.4.8 DP attention: each DP rank prints its own decode lines and is its own scheduler, so each
+    # DP rank's lowest TP rank is primary (all four DP schedulers count in aggregates)
+    got = sdb.execute("""SELECT dp_rank, count(*), bool_and(primary_rank)
                          FROM decode_stats JOIN sources s USING (source_id) WHERE s.name = 'sglang_v0.4.8_dp.log'
                          GROUP BY 1 ORDER BY 1""").fetchall()
     assert got == [(0, 46, True), (1, 46, True), (2, 46, True), (3, 46, True)]

@@ -102,21 +102,13 @@ def _launch_patterns(grammars) -> list[str]:
 
 
 def _launch_start(con, source_id, run_id, launch_patterns: list[str], prelaunch: list[str]) -> int | None:
-    """First line of the first launch in ``run_id``: its marker's line, extended back over the
-    launch command and launcher chatter printed right before it (the pre-launch streak: the
-    patterns of the grammar role "prelaunch"). None when nothing precedes the launch."""
+    """First line of the server process of the first launch in ``run_id``: the first non-blank
+    line after the last line before the launch marker that no engine wrote (queries/derive/
+    launch_start.sql: a CI job's steps, pip output, a banner of the batch script). None when
+    everything before the marker is the process's own output."""
     names = ", ".join(f"'{p}'" for p in launch_patterns) or "''"
-    first, marker = fetch_one(con.execute(
-        f"""SELECT min(line_no), min(line_no) FILTER (WHERE pattern IN ({names}))
-            FROM lines_other WHERE source_id = ? AND run_id = ?""", [source_id, run_id]))
-    if marker is None or first is None or marker <= first:
-        return None
-    listed = ", ".join(f"'{p}'" for p in prelaunch) or "''"
-    before = _one(con, f"""SELECT max(line_no) FROM lines_other WHERE source_id = ? AND run_id = ? AND line_no < ?
-                           AND coalesce(pattern, '') NOT IN ({listed})""", [source_id, run_id, marker])
-    if before is None:  # nothing but launch chatter before the marker
-        return None
-    return before + 1
+    row = fetch_one(con.execute(sql("launch_start").replace("{launch_patterns}", names), [source_id, run_id]))
+    return row[0] if row else None
 
 
 def _has_activity(con, source_id, run_id, before_line=None) -> bool:
@@ -461,14 +453,14 @@ def _npu_override(con, run_id, ctx, explicit) -> None:
 
 
 def _report_distance(log_folder: Path, report_folder: Path) -> float | None:
-    """How near an environment report is to a log: its own folder or an ancestor's (0, 1, ...),
-    or a subfolder of one of those such as ``env/`` beside the logs (0.5, 1.5, ...); None when
-    the report lives elsewhere and says nothing about this log's machine."""
+    """How near an environment report is to a log: its own folder (0), a subfolder of it such as
+    ``env/`` (0.5), an ancestor (1, 2, ...); None when the report lives elsewhere (a sibling
+    folder of logs from other machines says nothing about this log's)."""
     anc = [log_folder, *log_folder.parents]
     if report_folder in anc:
         return float(anc.index(report_folder))
-    if report_folder.parent in anc:
-        return anc.index(report_folder.parent) + 0.5
+    if report_folder.parent == log_folder:
+        return 0.5
     return None
 
 
