@@ -233,7 +233,8 @@ def test_golden_json(story):
 
 
 def test_renderers(story):
-    from logsleuth.analysis.compare_format import compare_csv, compare_markdown, write_compare
+    from logsleuth.analysis.compare_format import compare_csv, compare_markdown
+    from logsleuth.cli.output import write_comparison
     import io
 
     md = compare_markdown(story)
@@ -243,7 +244,7 @@ def test_renderers(story):
     assert csv_text.splitlines()[0].startswith("section,key,title,unit,")
     assert any(line.startswith("config,attention_backend,") for line in csv_text.splitlines())
     buf = io.StringIO()
-    write_compare(story, "table", buf)
+    write_comparison(story, "table", buf)
     assert "configuration differences" in buf.getvalue() and "sglang_tuned_v1" in buf.getvalue()
 
 

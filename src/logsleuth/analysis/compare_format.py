@@ -9,7 +9,6 @@ import csv
 import io
 import json
 import math
-import sys
 
 from .compare import CompareResult, Row
 
@@ -145,20 +144,6 @@ def compare_rich(result: CompareResult):
 
 def _clip(s: str, n: int = 60) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
-
-
-def write_compare(result: CompareResult, fmt: str = "table", out=None) -> None:
-    out = out or sys.stdout
-    if fmt == "json":
-        out.write(compare_json(result))
-    elif fmt == "markdown":
-        out.write(compare_markdown(result))
-    elif fmt == "csv":
-        out.write(compare_csv(result))
-    else:
-        from ..cli.output import console
-
-        console(out).print(compare_rich(result))
 
 
 def timeline_text(tl: dict, width: int = 48) -> list[str]:
