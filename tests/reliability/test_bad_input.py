@@ -43,8 +43,9 @@ run = run_in_process  # (exit code, stdout, stderr) of the CLI, in-process
 
 def assert_refused(code: int, err: str, db: str, before: dict, *phrases: str, exit_code: int = 3) -> None:
     assert code == exit_code, err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), err  # one line, no traceback
+    # one Error line, no traceback; a folder walk may first say what it skipped and why ("note: ...")
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("note: skipped ")]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), err
     for phrase in phrases:
         assert phrase in lines[0], err
     assert snapshot(db) == before
