@@ -1,26 +1,13 @@
 """The fleet from the command line: ingest --dataset, then the ordinary commands and `fleet`."""
 from __future__ import annotations
 
-import io
 import json
-import sys
+
+from support.cli import run_in_process as _run
 
 
 def run_in_process(*args: str) -> tuple[int, str, str]:
-    """The CLI in-process without a --db (the dataset is named by --dataset)."""
-    from logsleuth.cli.app import main
-
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.argv, sys.stdout, sys.stderr
-    sys.argv, sys.stdout, sys.stderr = ["logsleuth", *args], out, err
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv, sys.stdout, sys.stderr = old
-    return code, out.getvalue(), err.getvalue()
+    return _run(*args, db=None)  # the dataset is named by --dataset
 
 
 def test_cli_dataset_round_trip(fleet_dir, tmp_path):

@@ -22,14 +22,14 @@ def run_cli(*args: str, db: str | None = None, input: bytes | None = None, env: 
                           cwd=str(ROOT))
 
 
-def run_in_process(*args: str, db: str) -> tuple[int, str, str]:
+def run_in_process(*args: str, db: str | None) -> tuple[int, str, str]:
     """The CLI entry point in-process (a subprocess per command costs about a second);
-    returns (exit code, stdout, stderr)."""
+    returns (exit code, stdout, stderr). ``db=None`` passes no ``--db`` (e.g. with ``--dataset``)."""
     from logsleuth.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()
     old = sys.argv, sys.stdout, sys.stderr
-    sys.argv, sys.stdout, sys.stderr = ["logsleuth", "--db", db, *args], out, err
+    sys.argv, sys.stdout, sys.stderr = ["logsleuth", *(["--db", db] if db else []), *args], out, err
     try:
         main()
         code = 0

@@ -88,7 +88,7 @@ def test_dp_attention_keeps_every_dp_scheduler(tmp_path):
 # ---------------------------------------------------------------- identities
 def test_model_key_is_quantisation_aware():
     assert model_key("/shared/kimi-k2.5-int4") == model_key("kimi-k2.5") == model_key("moonshotai/Kimi-K2.5")
-    assert model_key("/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/0c35") == "qwen3-8b"
+    assert model_key("/data/hf-cache/hub/models--Qwen--Qwen3-8B/snapshots/0c35") == "qwen3-8b"
     assert model_key("Qwen/Qwen2.5-14B-Instruct-AWQ") == "qwen2.5-14b-instruct"
     assert model_key("Qwen/Qwen3-8B") != model_key("Qwen/Qwen3-32B")
 
