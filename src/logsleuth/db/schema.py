@@ -16,13 +16,19 @@ SCHEMA_VERSION = 2  # 2: lines split into lines_other + lines_bulk behind the `l
 #: that search raw text read ``lines_other`` and stay fast on multi-GB logs.
 LINE_TABLES = ("lines_other", "lines_bulk")
 
+#: log text columns (line text, messages, tracebacks): stored zstd-compressed by DuckDB. A log
+#: repeats itself, so zstd keeps its text 4-10x smaller than DuckDB's default choice for
+#: strings (dictionary/FSST), and decompressing is cheap enough that LIKE over it stays as
+#: fast (README "Performance"). The duckdb CLI 1.5 reads such columns.
+TEXT = "VARCHAR USING COMPRESSION zstd"
+
 _LINE_REF = [("source_id", "INTEGER"), ("line_no", "BIGINT"), ("run_id", "INTEGER")]
 _WHEN = [("ts", "TIMESTAMP"), ("rank", "VARCHAR"), ("tp_rank", "INTEGER"), ("dp_rank", "INTEGER"),
          ("proc", "VARCHAR")]
 
 _LINE_COLUMNS = [("source_id", "INTEGER"), ("line_no", "BIGINT"), ("run_id", "INTEGER"),
                  ("kind", "VARCHAR"), ("pattern", "VARCHAR"), ("template_id", "INTEGER"),
-                 ("truncated", "BOOLEAN"), ("raw", "VARCHAR")]
+                 ("truncated", "BOOLEAN"), ("raw", TEXT)]
 
 _DECODE_COLUMNS = _LINE_REF + _WHEN + [
     ("engine_idx", "INTEGER"), ("running_reqs", "INTEGER"), ("queued_reqs", "INTEGER"),
@@ -75,7 +81,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     ],
     "config": _LINE_REF + [("origin", "VARCHAR"), ("key", "VARCHAR"), ("value", "VARCHAR")],
     "events": _LINE_REF + _WHEN + [
-        ("kind", "VARCHAR"), ("message", "VARCHAR"), ("value", "DOUBLE"), ("text", "VARCHAR"),
+        ("kind", "VARCHAR"), ("message", TEXT), ("value", "DOUBLE"), ("text", TEXT),
         ("attrs", "JSON"),
     ],
     "decode_stats": _DECODE_COLUMNS,
@@ -97,7 +103,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
     ],
     "errors": _LINE_REF + _WHEN + [
         ("last_line", "BIGINT"), ("kind", "VARCHAR"), ("exc_type", "VARCHAR"), ("fatal", "BOOLEAN"),
-        ("message", "VARCHAR"), ("traceback", "VARCHAR"),
+        ("message", TEXT), ("traceback", TEXT),
     ],
     "bench_results": _LINE_REF + [
         ("last_line", "BIGINT"), ("tool", "VARCHAR"), ("backend", "VARCHAR"),
