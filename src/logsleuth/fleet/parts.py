@@ -49,6 +49,7 @@ class SourceJob:
 class BuiltSource:
     entry: SourceEntry
     tables: dict  # table -> [[column, type], ...], for the manifest's record of the schema
+    note: str = ""  # how a large file was parsed (split into byte ranges, or why not)
 
 
 @dataclass
@@ -83,28 +84,34 @@ def build_parts(job: SourceJob) -> BuiltSource:
         try:
             result = ingest_source(con, job.path, IngestOptions(
                 label=job.label, gpu=job.gpu, year=job.year, keep_prompts=job.keep_prompts))
-            host = safe_host(job.host or host_from_log(con) or UNKNOWN_HOST)
-            day = con.execute(fleet_sql("source_date")).fetchone()[0]
-            date = day or dt.datetime.fromtimestamp(os.path.getmtime(job.path), dt.timezone.utc).strftime("%Y-%m-%d")
-            storage = storage_for(job.target)
-            files, tables = {}, {}
-            for table, columns, types in con.execute(fleet_sql("base_tables")).fetchall():
-                rel = f"{table}/host={host}/date={date}/part-{job.source_id:06d}-{job.token}.parquet"
-                local = work / f"{table}.parquet"
-                select = _remapped_select(table, columns, types, job.source_id, host, date)
-                con.execute(f"COPY ({select}) TO '{local}' (FORMAT parquet, COMPRESSION zstd)")
-                storage.put_file(local, rel)
-                files[table] = rel
-                tables[table] = [[c, t] for c, t in zip(columns, types)]
-            n_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+            return export_parts(con, job, work, result)
         finally:
             con.close()
-        entry = SourceEntry(source_id=job.source_id, path=job.path, name=os.path.basename(job.path),
-                            sha256=job.sha256, bytes=job.size, host=host, date=date, kind=result.kind,
-                            engine=result.engine or "", n_lines=result.n_lines, n_runs=n_runs, files=files)
-        return BuiltSource(entry, tables)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def export_parts(con, job: SourceJob, work: Path, result) -> BuiltSource:
+    """Write the one source ingested into ``con`` as its part files (ids remapped) and return
+    its manifest entry; ``result`` is the pipeline's ``IngestResult`` for it."""
+    host = safe_host(job.host or host_from_log(con) or UNKNOWN_HOST)
+    day = con.execute(fleet_sql("source_date")).fetchone()[0]
+    date = day or dt.datetime.fromtimestamp(os.path.getmtime(job.path), dt.timezone.utc).strftime("%Y-%m-%d")
+    storage = storage_for(job.target)
+    files, tables = {}, {}
+    for table, columns, types in con.execute(fleet_sql("base_tables")).fetchall():
+        rel = f"{table}/host={host}/date={date}/part-{job.source_id:06d}-{job.token}.parquet"
+        local = work / f"{table}.parquet"
+        select = _remapped_select(table, columns, types, job.source_id, host, date)
+        con.execute(f"COPY ({select}) TO '{local}' (FORMAT parquet, COMPRESSION zstd)")
+        storage.put_file(local, rel)
+        files[table] = rel
+        tables[table] = [[c, t] for c, t in zip(columns, types)]
+    n_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    entry = SourceEntry(source_id=job.source_id, path=job.path, name=os.path.basename(job.path),
+                        sha256=job.sha256, bytes=job.size, host=host, date=date, kind=result.kind,
+                        engine=result.engine or "", n_lines=result.n_lines, n_runs=n_runs, files=files)
+    return BuiltSource(entry, tables)
 
 
 def build_parts_safe(job: SourceJob) -> BuiltSource | PartFailure:

@@ -28,6 +28,7 @@ class Storage:
     def put_file(self, local: Path, rel: str) -> None: ...
     def list_files(self, rel_dir: str) -> list[str]: ...
     def delete(self, rel: str) -> None: ...
+    def remove_tree(self, rel_dir: str) -> None: ...
     def uri(self, rel: str) -> str: ...
     def lock(self): ...
 
@@ -65,6 +66,9 @@ class LocalStorage(Storage):
     def delete(self, rel: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             (self.root / rel).unlink()
+
+    def remove_tree(self, rel_dir: str) -> None:
+        shutil.rmtree(self.root / rel_dir, ignore_errors=True)
 
     def uri(self, rel: str) -> str:
         return str(self.root / rel)
@@ -122,6 +126,10 @@ class ArrowStorage(Storage):
     def delete(self, rel: str) -> None:
         with contextlib.suppress(FileNotFoundError, OSError):
             self.fs.delete_file(self._path(rel))
+
+    def remove_tree(self, rel_dir: str) -> None:
+        with contextlib.suppress(FileNotFoundError, OSError):
+            self.fs.delete_dir(self._path(rel_dir))
 
     def uri(self, rel: str) -> str:
         return f"{self.target}/{rel}"

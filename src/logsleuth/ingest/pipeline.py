@@ -14,6 +14,7 @@ import datetime as dt
 import json
 import os
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -28,11 +29,12 @@ from . import source as source_mod
 from .detect import Detection, detect
 from .fold import fold
 from .normalize import RunState, TimeState, add_timestamps, assign_runs
-from .parse import ShapeCache, parse_frame, patterns_for
+from .parse import patterns_for
 from .read import CHUNK_BYTES, READ_COLUMNS, _read_head, check_growth, iter_chunks, open_source
 from ..interrupts import committing
 from .redact import RedactState, redact_frame, redact_name
 from .segment import EngineSwitch
+from .workers import ChunkParser, default_jobs
 from .write import delete_from_line, reset_derived, store_chunk
 
 
@@ -48,6 +50,10 @@ class IngestOptions:
     run: int | None = None  # ingest --run: attach telemetry files to this run by hand
     grammar_dirs: tuple = ()  # --grammar-dir: user grammar folders, loaded after the shipped ones
     env_files: tuple = ()  # --env: environment reports for every run of this ingest (else: nearest by folder)
+    jobs: int = 0  # --jobs: parse processes (0: one per core this process may use); same result for any
+    # engine -> pattern per line shape (ingest/parse.py ShapeCache), shared by the files of one
+    # ingest call: a folder of small logs repeats the same shapes file after file
+    shape_caches: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 @dataclass
@@ -238,13 +244,17 @@ def _ingest_new(con, src, opts, grammars, source_id) -> IngestResult:
     # runs are ids base_run + ordinal; ordinal 0 holds lines before any launch
     ctx = _context(con, src, opts, grammars, det, _engine_for_parsing(det), source_id,
                    TimeState(), RunState(base_run_id=base_run))
+    _insert_source(con, src, opts, det, source_id)
+    n_lines = _read_and_store(ctx)
+    return _finish(ctx, head, n_lines, "ingested")
+
+
+def _insert_source(con, src, opts, det, source_id) -> None:
     con.execute(
         "INSERT INTO sources (source_id, path, name, sha256, bytes, kind, engine, label, ingested_at, compressed)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [source_id, src.display_name, Path(src.display_name).name, src.sha256, src.size, det.kind,
          det.engine, opts.label, dt.datetime.now(), src.compressed])
-    n_lines = _read_and_store(ctx)
-    return _finish(ctx, head, n_lines, "ingested")
 
 
 def _append(con, src, opts, grammars, source_id: int, st: source_mod.ResumeState) -> IngestResult:
@@ -276,14 +286,16 @@ def _append(con, src, opts, grammars, source_id: int, st: source_mod.ResumeState
 
 def _read_and_store(ctx: IngestContext) -> int:
     """Parse the source's chunks from its start offset and store them; remember the open
-    tail. Returns the number of lines stored."""
+    tail. Returns the number of lines stored.
+
+    Three stages overlap: chunks are read and redacted here, in order, and handed to the
+    parser (ingest/workers.py: worker processes parse up to ``jobs`` chunks ahead); each
+    parsed chunk is folded and stamped here, in order; a writer thread stores it (typed-row
+    extraction and the DuckDB inserts; polars and DuckDB release the GIL) while the next one
+    is folded. At most ``jobs`` + 1 chunks are in flight and one waits to be stored (bounded
+    memory); an error in any stage is raised here."""
     src, opts = ctx.src, ctx.opts
-    carry = None
     n_lines, done_bytes = 0, 0
-    # storing a chunk (typed-row extraction and the DuckDB inserts) runs on one worker thread
-    # while the next chunk is parsed: polars and DuckDB both release the GIL, so the two
-    # cores overlap. At most one chunk waits to be stored (bounded memory); the connection
-    # is only used by the worker until the loop ends; an error there is raised here.
     from concurrent.futures import ThreadPoolExecutor
 
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logsleuth-store")
@@ -297,16 +309,40 @@ def _read_and_store(ctx: IngestContext) -> int:
         n_lines += f.height
         _count(ctx.stats, f)
 
+    jobs = opts.jobs or default_jobs()
+    # a file of one or two chunks is parsed inline: starting workers costs more than it saves
+    parallel = jobs > 1 and (src.size - src.start_offset) > 2 * opts.chunk_bytes
+    parser = ChunkParser(ctx.grammars, opts.grammar_dirs, ctx.parse_engine, ctx.switch, jobs,
+                         opts.shape_caches, parallel=parallel)
     # a multi-line prompt record may span chunks (and an append's resume point)
     redact_state = RedactState(inside=ctx.redact_inside)
     recent: list = []  # (redaction state before, raw frame) of the last two chunks read
-    try:
-        for chunk in _last_final(iter_chunks(src, opts.chunk_bytes)):
+    chunks = _last_final(iter_chunks(src, opts.chunk_bytes))
+    window: deque = deque()  # (chunk, parse ticket), in read order
+
+    def read_ahead() -> None:
+        nonlocal recent
+        for chunk in chunks:
             # secrets (and prompts unless --keep-prompts) are masked before anything reads the text,
             # so lines, config, events, errors and templates never hold them
             recent = (recent + [(redact_state.inside, chunk.frame)])[-2:]
             fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts, redact_state)
-            frame = fresh if carry is None else pl.concat([carry, fresh], how="vertical_relaxed")
+            window.append((chunk, parser.submit(fresh)))
+            if len(window) > jobs:
+                return
+
+    carry = None  # parsed lines of the open record a chunk ended in
+    carry_switches = 0  # switch points known when the carried lines were parsed
+    try:
+        read_ahead()
+        while window:
+            chunk, ticket = window.popleft()
+            fresh = parser.result(ticket)
+            read_ahead()
+            if carry is not None and parser.switch_points != carry_switches:
+                carry = parser.reparse(carry)  # a later launch moved the engine switch over them
+            frame = fresh if carry is None else pl.concat([carry, fresh], how="diagonal_relaxed")
+            carry_switches = parser.switch_points
             if chunk.frame.height:
                 ctx.next_line = int(chunk.frame["line_no"][-1]) + 1
             last = None
@@ -318,23 +354,21 @@ def _read_and_store(ctx: IngestContext) -> int:
             if frame.height:
                 # the last chunk too is first folded as if more could follow: what it would
                 # carry is the open tail, where the next append resumes (and which it rebuilds)
-                folded, parsed = _fold(ctx, frame, final=False)
+                folded = _fold(ctx, frame, final=False)
                 if chunk.final and folded.all_open:
-                    carry = frame.select(READ_COLUMNS)  # all of it is the open tail
+                    carry = frame  # all of it is the open tail
+                elif folded.carry is not None:
+                    carry = frame.filter(pl.col("line_no") >= int(folded.carry["line_no"][0]))
+                    submit(_stamp(ctx, folded), folded)
                 else:
-                    carry = folded.carry
                     submit(_stamp(ctx, folded), folded)
             if chunk.final:
                 if last is not None and last.height:
-                    carry = last if carry is None else pl.concat([carry, last], how="vertical_relaxed")
-                _remember_tail(ctx, carry)
+                    carry = last if carry is None else pl.concat([carry, last], how="diagonal_relaxed")
+                _remember_tail(ctx, None if carry is None else carry.select(READ_COLUMNS))
                 ctx.resume[5]["redact_inside"] = _redact_state_at(ctx, recent)
                 if carry is not None:
-                    # parsing is line by line: the tail's lines parsed above need no second pass
-                    reuse = None
-                    if (last is None or last.height == 0) and frame.height:
-                        reuse = parsed.filter(pl.col("line_no") >= int(carry["line_no"][0]))
-                    folded, _ = _fold(ctx, carry, final=True, parsed=reuse)
+                    folded = _fold(ctx, carry, final=True)
                     carry = None
                     submit(_stamp(ctx, folded), folded)
             done_bytes += int(chunk.frame.select(pl.col("raw").str.len_bytes().sum()).item() or 0)
@@ -343,6 +377,7 @@ def _read_and_store(ctx: IngestContext) -> int:
         if pending is not None:
             pending.result()
     finally:
+        parser.close()
         writer.shutdown(wait=True)
     if ctx.resume is None:  # nothing new was read (an append of nothing but the old tail)
         _remember_tail(ctx, None)
@@ -350,31 +385,9 @@ def _read_and_store(ctx: IngestContext) -> int:
     return n_lines
 
 
-def _fold(ctx: IngestContext, frame: pl.DataFrame, final: bool, parsed: pl.DataFrame | None = None):
-    """(folded, parsed) of a frame of read lines (``parsed``: its lines already parsed)."""
-    if parsed is None or parsed.height != frame.height:
-        segments = ctx.switch.split(frame) if ctx.switch is not None else [(ctx.parse_engine, frame)]
-        parts = []
-        for engine, seg in segments:
-            parts.append(parse_frame(seg, ctx.grammars, engine, shape_cache(ctx.grammars, engine)).frame
-                         .with_columns(pl.lit(engine).alias("_engine")))
-        parsed = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
-    return fold(parsed, ctx.pats, ctx.bench_columns, final=final), parsed
-
-
-#: pattern per line shape, per (grammars, engine), shared by the files of a process: a folder
-#: of small logs repeats the same shapes file after file (exact: see parse.classify)
-_SHAPES: dict = {}
-
-
-def shape_cache(grammars, engine: str) -> ShapeCache:
-    key = (id(grammars), engine)
-    hit = _SHAPES.get(key)
-    if hit is None or hit[0] is not grammars:
-        if len(_SHAPES) > 8:
-            _SHAPES.clear()
-        hit = _SHAPES[key] = (grammars, ShapeCache())
-    return hit[1]
+def _fold(ctx: IngestContext, parsed: pl.DataFrame, final: bool):
+    """Fold parsed lines (records spanning lines, benchmark blocks, the open tail)."""
+    return fold(parsed, ctx.pats, ctx.bench_columns, final=final)
 
 
 def _stamp(ctx: IngestContext, folded) -> pl.DataFrame:
@@ -488,3 +501,37 @@ def _last_final(chunks):
     if prev is not None:
         prev.final = True
         yield prev
+
+
+# --- byte ranges (fleet/ranges.py): one large file parsed as ranges cut at launch boundaries
+
+
+def read_range(con, src, opts: IngestOptions, det, source_id: int, tstate: TimeState,
+               rstate: RunState) -> tuple[IngestContext, int]:
+    """Parse, fold and store the lines of ``src`` from ``src.start_offset`` (line
+    ``src.start_line``) up to ``src.size``, with the file's detection ``det`` and the states
+    carried into the range, without deriving runs; the caller checks the returned context's
+    states at the seams and hands the merged context to ``finish_ranges``. Returns (context,
+    lines stored)."""
+    ctx = _context(con, src, opts, checked_grammars(opts.grammar_dirs), det, _engine_for_parsing(det),
+                   source_id, tstate, rstate)
+    ctx.next_line = src.start_line
+    return ctx, _read_and_store(ctx)
+
+
+def finish_ranges(con, src, opts: IngestOptions, det, source_id: int, tstate: TimeState, rstate: RunState,
+                  carried: dict, head: str, n_lines: int) -> IngestResult:
+    """The sources row and run derivation of a file whose ranges ``read_range`` stored into
+    ``con`` (``src``: the whole file; ``carried``: the ranges' summed ``stats``, merged
+    ``run_engines`` and the last range's ``resume``), as ``_ingest_new`` ends a whole file."""
+    ctx = _context(con, src, opts, checked_grammars(opts.grammar_dirs), det, _engine_for_parsing(det),
+                   source_id, tstate, rstate, carried["resume"][5].get("switches"))
+    ctx.stats, ctx.run_engines, ctx.resume = carried["stats"], carried["run_engines"], carried["resume"]
+    _insert_source(con, src, opts, det, source_id)
+    return _finish(ctx, head, n_lines, "ingested")
+
+
+def engine_for_parsing(det) -> str:
+    """The grammar a file's lines are parsed with first (its detected engine, or the closer one)."""
+    return _engine_for_parsing(det)
+
