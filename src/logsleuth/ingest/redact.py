@@ -36,7 +36,6 @@ from ..resources import data_path
 
 REDACTED = "***"
 _UNSET = "\ue000"  # marks "api_key=None" so that the value rules leave it alone
-_SPARED = "\ue001"  # marks a 40-digit hex word (git commit, checksum): not a bare secret
 PROMPT_MASK = "<prompt redacted>"
 OUTPUT_MASK = "<output redacted>"
 CONTINUED_MASK = "<prompt continued, redacted>"
@@ -90,7 +89,7 @@ def policy() -> _Policy:
     kv_whole = (r"(?i)((?:^|[\s(,{\[])(?:\\?['\"]" + whole + r"\\?['\"]\s*[:=]|" + whole + r"\s*=)\s*)")
     secrets: list[tuple[str, str]] = []
     for kv in (kv_named, kv_whole):
-        secrets.append((kv + r"(" + unset + r")([,)}\]\s;]|$)", "${1}" + _UNSET + "${2}${3}"))
+        secrets.append((kv + r"(" + unset + r")([,)}\]\s;'\"]|$)", "${1}" + _UNSET + "${2}${3}"))
     # authorization headers, scheme kept when there is one ('Authorization': '<token>' too)
     secrets.append((r"(?i)(" + headers + r"\\?['\"]?\s*[:=]\s*(?:b?['\"])?(?:" + schemes + r"\s+)?)"
                     r"[^\x{e000}\s'\",}][^\s'\",}]*", "${1}" + REDACTED))
@@ -116,18 +115,15 @@ def policy() -> _Policy:
          r"[^'\"]*", "${1}" + REDACTED),
         (r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/-]{8,}=*", "${1}" + REDACTED),
     ]
-    # known token shapes anywhere; the bare 40-character rule spares hex words and runs twice
-    # (its boundary characters are consumed: two keys one space apart need two passes)
-    secrets.append((r"\b([0-9a-f]{40})\b", _SPARED + "${1}"))
+    # known token shapes anywhere, in order; a shape with ``passes = 2`` runs twice (its
+    # boundary characters are consumed: two candidates one character apart need two passes)
     for shape in data["shapes"]:
-        secrets.append((shape["regex"], shape["replace"]))
-        if "<secret redacted>" in shape["replace"]:
-            secrets.append((shape["regex"], shape["replace"]))
+        secrets += [(shape["regex"], shape["replace"])] * int(shape.get("passes", 1))
     # URL user:password@ (the password may hold '@' or '/': up to the last '@' of the word)
     secrets.append((r"(?i)(\b[a-z][a-z0-9+.-]*://[^:/\s@'\"]*:)[^\s'\"]*@", "${1}***@"))
     secrets.append((r"(?i)([?&]" + _alt(re.escape(p) for p in data["urls"]["query_params"]) + r"=)[^&\s'\"#]+",
                     "${1}" + REDACTED))
-    secrets += [(_UNSET, ""), (_SPARED, "")]
+    secrets.append((_UNSET, ""))
 
     p = data["prompts"]
     fields_in, fields_out = _alt(p["inputs"]), _alt(p["outputs"])
@@ -228,8 +224,60 @@ def _mask_continuations(col: pl.Series, inside: pl.Series, pol: _Policy) -> pl.S
 
 
 def redact_text(text: str, keep_prompts: bool = False) -> str:
-    """``redact`` for one Python string (renderers, messages built outside a frame)."""
-    return pl.select(redact(pl.lit(text, dtype=pl.Utf8), keep_prompts)).item()
+    """``redact`` for one Python string (renderers, file names, messages built outside a
+    frame): the same patterns, compiled once by Python's ``regex`` (``_compiled``), since a
+    polars expression over one string costs ~30 ms of set-up and a regex pass microseconds."""
+    if not text:
+        return text
+    secrets, prompts, hints = _compiled()
+    if hints[keep_prompts].search(text) is None:
+        return text  # the same cheap pre-test as redact_frame: nothing a mask could change
+    for pattern, repl in secrets:
+        text = pattern.sub(repl, text)
+    if not keep_prompts:
+        for pattern, repl in prompts:
+            text = pattern.sub(repl, text)
+    return text
+
+
+_RUST_HEX = re.compile(r"(?<!\\)\\x\{([0-9A-Fa-f]{1,6})\}")
+_RUST_GROUP = re.compile(r"\$(?:\{(\d+)\}|(\d+)|(\$))")
+
+
+def _python_pattern(pattern: str):
+    """A policy regex (Rust syntax, as polars runs it) compiled for Python's ``regex``: the
+    only spelling they differ in here is ``\\x{HHHH}``; ``$`` stays end of text (names and
+    messages handed to redact_text are single lines)."""
+    import regex
+
+    return regex.compile(_RUST_HEX.sub(lambda m: "\\U%08x" % int(m.group(1), 16), pattern))
+
+
+def _python_replacement(template: str):
+    """A Rust replacement template (``${1}`` inserts group 1, an unmatched group inserts
+    nothing, everything else is literal) as a function of a Python match."""
+    parts: list = []
+    pos = 0
+    for m in _RUST_GROUP.finditer(template):
+        parts.append(template[pos:m.start()])
+        parts.append("$" if m.group(3) else int(m.group(1) or m.group(2)))
+        pos = m.end()
+    parts.append(template[pos:])
+    if all(isinstance(p, str) for p in parts):
+        literal = "".join(parts)
+        return lambda _m: literal
+    return lambda m: "".join(p if isinstance(p, str) else (m.group(p) or "") for p in parts)
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled():
+    """The policy's (pattern, replacement) lists compiled for Python strings, and the
+    pre-tests of redact_frame (index 0: secrets and prompts; 1: secrets only)."""
+    pol = policy()
+    secrets = tuple((_python_pattern(p), _python_replacement(r)) for p, r in pol.secrets)
+    prompts = tuple((_python_pattern(p), _python_replacement(r)) for p, r in pol.prompts)
+    hints = (_python_pattern(f"{pol.secret_hint}|{pol.prompt_hint}"), _python_pattern(pol.secret_hint))
+    return secrets, prompts, hints
 
 
 def redact_name(name: str) -> str:
