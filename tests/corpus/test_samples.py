@@ -206,15 +206,9 @@ def test_row_counts(sdb, rel):
     assert typed_row_counts(sdb, sid) == SAMPLE_FACTS[rel]["counts"]
 
 
-#: known regression of this round (open in the closing note): the '=====' rule that closes a
-#: block at the end of a file is left unclaimed, so the block's last_line is one short
-_CLOSE_AT_EOF = {"bench_sglang_tuned_v1_c1.txt", "bench_sglang_tuned_v1_c128.txt", "bench_sglang_v0.4_typo.txt",
-                 "bench_vllm_0.14_spec.txt"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, reason="closing rule of a block at end of file unclaimed (regression)")) if n in _CLOSE_AT_EOF else n
-    for n in sorted(BENCH_BLOCKS)])
+# a block's closing '=====' rule followed by blank lines at the end of the file belongs to the
+# block (the rule heads the carried tail, and fold keeps the block whole: ingest/fold.py)
+@pytest.mark.parametrize("name", sorted(BENCH_BLOCKS))
 def test_bench_blocks(sdb, name):
     got = sdb.execute("""SELECT line_no, last_line, tool, successful_requests, failed_requests, max_concurrency,
                                 output_tok_s FROM bench_results JOIN sources s USING (source_id)

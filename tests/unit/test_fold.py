@@ -56,12 +56,24 @@ def test_chained_tracebacks_are_one_record():
     assert err["exc_type"] == "ChildProcessError" and "CUDA error: out of memory" in err["traceback"]
 
 
-@pytest.mark.xfail(strict=True, reason="common.toml traceback_body needs a character before 'Exception', so a bare "
-                   "`Exception: ...` (raise Exception(...)) ends no record")
-def test_a_bare_exception_line_ends_the_record():
-    chained = _chained("Exception: Rank 0 scheduler is dead. Please check if there are relevant logs.")
+@pytest.mark.parametrize("last, exc_type", [
+    ("Exception: Rank 0 scheduler is dead. Please check if there are relevant logs.", "Exception"),  # raise Exception(...)
+    ("KeyboardInterrupt", "KeyboardInterrupt"),
+    ("UserWarning: resource_tracker: leaked semaphore", "UserWarning"),  # a warning raised as an error (-W error)
+    ("torch.OutOfMemoryError: CUDA out of memory.", "OutOfMemoryError"),
+])
+def test_an_exception_line_at_column_0_ends_the_record(last, exc_type):
+    chained = _chained(last)
     err = fold_lines(chained, "sglang").errors.row(0, named=True)
-    assert (err["last_line"], err["exc_type"]) == (len(chained), "Exception")
+    assert (err["last_line"], err["exc_type"]) == (len(chained), exc_type)
+
+
+def test_a_bare_word_before_a_colon_is_not_an_exception_line():
+    # "Error:"/"Warning:" alone name no exception class: a tool's message after a traceback
+    # is not swallowed by the record
+    lines = TRACEBACK[1:7] + ["Warning: Permanently added 'node-2' to the list of known hosts."]
+    err = fold_lines(lines, "sglang").errors.row(0, named=True)
+    assert (err["last_line"], err["exc_type"]) == (6, "RuntimeError")
 
 
 def test_a_traceback_cut_by_the_chunk_end_is_carried_whole():
@@ -107,6 +119,29 @@ def test_a_benchmark_block_cut_by_the_chunk_end_is_carried():
     assert folded.bench is None or folded.bench.height == 0
     assert folded.carry is not None and folded.carry["line_no"].min() <= title + 1
     assert folded.frame.height + folded.carry.height == title + 5
+
+
+def test_a_closed_block_with_blank_lines_after_it_is_carried_whole():
+    # the closing rule heads a group with the blank lines (they read as traceback body lines):
+    # the carry must start at the title, not at the rule, or the rule is folded without its block
+    lines = _bench_lines() + ["", ""]
+    title = next(i for i, s in enumerate(lines) if "Serving Benchmark Result" in s)
+    close = max(i for i, s in enumerate(lines) if s.startswith("====="))
+    part = fold_lines(lines, "sglang", final=False)
+    assert part.carry is not None and part.carry["line_no"].min() == title + 1
+    rest = fold_lines(part.carry["raw"].to_list(), "sglang", final=True, first_line_no=title + 1)
+    assert rest.bench.select("line_no", "last_line").row(0) == (title + 1, close + 1)
+
+
+def test_pre_launch_chatter_before_a_carried_marker_is_carried_with_it():
+    lines = ["[2026-02-04 10:00:00] Decode batch. #running-req: 1, #token: 100, token usage: 0.01, "
+             "gen throughput (token/s): 50.00, #queue-req: 0",
+             "+ date", "Tue Feb  3 10:46:52 UTC 2026",
+             "+ python3 -m sglang.launch_server --model-path m --tp 8",
+             "[2026-02-04 10:01:00] server_args=ServerArgs(model_path='m', tp_size=8)"]
+    part = fold_lines(lines, "sglang", final=False)
+    assert part.carry["line_no"].to_list() == [2, 3, 4, 5]
+    assert part.frame["line_no"].to_list() == [1]
 
 
 def test_plain_lines_pass_through_unchanged():

@@ -40,14 +40,10 @@ def test_two_launches_appended_to_one_file(baseline):
     assert set(got[103:]) == {1}
 
 
-# cuts inside run 2's wrapper (104-107), right after its marker (line 108), and several at once
-CARRIED_MARKER = pytest.mark.xfail(strict=True, reason=(
-    "a chunk ending right after a launch marker: fold carries the marker (its record may continue) but not the "
-    "wrapper lines before it, so those stay in the previous run (fold's pre-launch cut only looks at the last line)"))
-
-
-@pytest.mark.parametrize("cuts", [(50,), (103,), (104,), (106,), (107,), pytest.param((108,), marks=CARRIED_MARKER),
-                                  (109,), (600,), (20, 105, 900)])
+# cuts inside run 2's wrapper (104-107), right after its marker (line 108: fold carries the marker,
+# whose record may continue, and with it the wrapper streak before it), and several at once
+@pytest.mark.parametrize("cuts", [(50,), (103,), (104,), (106,), (107,), (108,), (109,), (600,), (20, 105, 900),
+                                  (105, 108)])
 def test_chunk_boundaries_do_not_move_runs(baseline, cuts):
     assert ordinals(baseline, "sglang", cuts) == ordinals(baseline, "sglang")
 

@@ -72,15 +72,8 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
         last_gid = c["_gid"][-1]
         gid_start = c.select(pl.col("_row").filter(pl.col("_gid") == last_gid).first()).item()
         cut = min(cut, gid_start)
-        last_b = c["_bgrp"][-1]
-        # pre-launch chatter at the end of the chunk may belong to a launch in the next one
-        pre = f["pattern"].is_in(prelaunch).fill_null(False)
-        if pre[-1]:
-            breaks = (~pre).arg_true()
-            cut = min(cut, int(breaks[-1]) + 1 if breaks.len() else 0)
-        if last_b > 0 and c["_bmember"][-1]:  # keep a benchmark block whole (closed or not)
-            b_start = c.select(pl.col("_row").filter(pl.col("_bgrp") == last_b).first()).item()
-            cut = min(cut, b_start)
+        cut = _keep_blocks_whole(c, cut)
+        cut = _carry_prelaunch_streak(f, c, prelaunch, cut)
     carry = None
     all_open = not final and n > 0 and cut == 0 and n <= _MAX_CARRY
     if 0 < cut < n and n - cut <= _MAX_CARRY:
@@ -118,6 +111,42 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
     keep_cols = [col for col in frame.columns if col not in ("pattern", "table")] + ["pattern", "table"]
     keep_cols = [col for col in keep_cols if col in f.columns]
     return Folded(f.select(keep_cols), errors, bench, carry, inner, all_open)
+
+
+def _keep_blocks_whole(c: pl.DataFrame, cut: int) -> int:
+    """Move a carry cut back to the title of the benchmark block it would split.
+
+    The carry starts at the head of the chunk's last traceback group, and a block's closing
+    rule heads a group when blank lines follow it (a blank line reads as a traceback body
+    line). Cutting there left the rule to be folded on its own with the next chunk, where
+    no block claims it: the block's last_line came out one short. So the block holding the
+    first carried row, or the chunk's last row, is carried whole (closed or not)."""
+    at = c.filter((pl.col("_row") == cut) | (pl.col("_row") == c["_row"][-1]))
+    blocks = at.filter(pl.col("_bmember") & (pl.col("_bgrp") > 0))["_bgrp"]
+    if blocks.len():
+        b_start = c.filter(pl.col("_bgrp") == blocks.min())["_row"][0]
+        cut = min(cut, int(b_start))
+    return cut
+
+
+def _carry_prelaunch_streak(f: pl.DataFrame, c: pl.DataFrame, prelaunch: list, cut: int) -> int:
+    """Move a carry cut back over the unbroken streak of pre-launch chatter right before it.
+
+    That chatter (shell trace, launcher warnings) belongs to a launch marker that follows it
+    (ingest/normalize.assign_runs), and the marker may be the first carried line or arrive
+    with the next chunk: the streak must be assigned together with it, not stored with this
+    chunk's run. Lines of a traceback or benchmark block are never part of a streak (a
+    record is carried whole or not at all)."""
+    if cut <= 0:
+        return cut
+    pre = f["pattern"].is_in(prelaunch).fill_null(False)
+    rec = c.filter(pl.col("_in_tb") | pl.col("_bmember"))["_row"]
+    if rec.len():
+        pre = pre.scatter(rec, False)
+    if not pre[cut - 1]:
+        return cut
+    breaks = (~pre.slice(0, cut)).arg_true()
+    return int(breaks[-1]) + 1 if breaks.len() else 0
 
 
 @dataclass(frozen=True)
