@@ -74,16 +74,23 @@ def _remapped_select(table: str, columns: list[str], types: list[str], sid: int,
     return f'SELECT {", ".join(cols)} FROM "{table}"'
 
 
+def task_options(job: SourceJob):
+    """The pipeline's options for one task: a single parse process (the fleet's executor runs
+    one task per core; parse workers inside each would only compete for the same cores)."""
+    from ..ingest.pipeline import IngestOptions
+
+    return IngestOptions(label=job.label, gpu=job.gpu, year=job.year, keep_prompts=job.keep_prompts, jobs=1)
+
+
 def build_parts(job: SourceJob) -> BuiltSource:
     from ..db.connection import open_db
-    from ..ingest.pipeline import IngestOptions, ingest_source
+    from ..ingest.pipeline import ingest_source
 
     work = Path(tempfile.mkdtemp(prefix="logsleuth-part-"))
     try:
         con = open_db(str(work / "one.duckdb"))
         try:
-            result = ingest_source(con, job.path, IngestOptions(
-                label=job.label, gpu=job.gpu, year=job.year, keep_prompts=job.keep_prompts))
+            result = ingest_source(con, job.path, task_options(job))
             return export_parts(con, job, work, result)
         finally:
             con.close()

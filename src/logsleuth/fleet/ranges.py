@@ -24,7 +24,7 @@ from pathlib import Path
 
 import polars as pl
 
-from .parts import BuiltSource, PartFailure, SourceJob, build_parts_safe, export_parts
+from .parts import BuiltSource, PartFailure, SourceJob, build_parts_safe, export_parts, task_options
 from .split import ByteRange
 from .sql import fleet_sql
 from .storage import storage_for
@@ -65,12 +65,6 @@ class MergeJob:
     @property
     def path(self) -> str:
         return self.job.path
-
-
-def _options(job: SourceJob):
-    from ..ingest.pipeline import IngestOptions
-
-    return IngestOptions(label=job.label, gpu=job.gpu, year=job.year, keep_prompts=job.keep_prompts)
 
 
 def _open_work_db(work: Path):
@@ -117,7 +111,7 @@ def build_range(rj: RangeJob) -> RangeOutcome:
             rstate = RunState(base_run_id=1, ordinal=r.ordinal_before, starts=[tuple(s) for s in r.starts],
                               pid_starts=[tuple(s) for s in r.pid_starts])
             con.execute("BEGIN TRANSACTION")
-            ctx, n_lines = read_range(con, src, _options(rj.job), det, 1, TimeState(), rstate)
+            ctx, n_lines = read_range(con, src, task_options(rj.job), det, 1, TimeState(), rstate)
             con.execute("COMMIT")
             seam = _seam_state(con, ctx, src)
             if rj.next_first_line is not None:
@@ -242,7 +236,8 @@ def seam_disagreement(ranges: list[ByteRange], outcomes: list) -> str | None:
             return f"the engine changes at the cut at line {line}"
         if p["time"]["year_offset"]:
             return f"the year of vLLM timestamps turns over before the cut at line {line}"
-        if p["last_ts"] is not None and cur.seam["first_ts"] is not None and \
+        yearless = p["time"]["base_year"] is not None or cur.seam["time"]["base_year"] is not None  # vLLM MM-DD
+        if yearless and p["last_ts"] is not None and cur.seam["first_ts"] is not None and \
                 cur.seam["first_ts"] < p["last_ts"] - _ROLLOVER:
             return f"the year of vLLM timestamps turns over at the cut at line {line}"
         if p.get("open_record"):
@@ -303,7 +298,7 @@ def _merge(mj: MergeJob, storage) -> BuiltSource:
                     stats[k] = stats.get(k, 0) + v
             carried = {"stats": stats, "resume": tuple(last["resume"]),
                        "run_engines": {k: v for o in outs for k, v in o.seam["run_engines"].items()}}
-            result = finish_ranges(con, src, _options(job), det, 1, tstate, rstate, carried, head,
+            result = finish_ranges(con, src, task_options(job), det, 1, tstate, rstate, carried, head,
                                    sum(o.n_lines for o in outs))
             con.execute("COMMIT")
             out = export_parts(con, job, work, result)

@@ -187,7 +187,8 @@ def _chatter_start(path, mm, launch: _Launch, floor: int, grammars) -> tuple[int
     timestamp, ``prelaunch_stamped`` lines), found by parsing a window before the marker.
     None when the streak reaches back past the window (no safe cut here)."""
     from ..formats.grammar import role_map
-    from ..ingest.parse import parse_frame
+    from ..ingest.fold import fold
+    from ..ingest.parse import parse_frame, patterns_for
     from ..ingest.read import Source, iter_chunks
 
     lo = max(floor, launch.offset - CHATTER_WINDOW)
@@ -202,7 +203,10 @@ def _chatter_start(path, mm, launch: _Launch, floor: int, grammars) -> tuple[int
                  compressed=False, mtime=0.0, start_offset=lo, start_line=first)
     frame = pl.concat([c.frame for c in iter_chunks(src)], how="vertical_relaxed")
     roles = role_map(grammars)
-    parsed = parse_frame(frame, grammars, launch.engine).frame
+    # folded as the pipeline folds it: an indented line after a warning is labelled
+    # "continuation" there, which is launch chatter too
+    parsed = fold(parse_frame(frame, grammars, launch.engine).frame, patterns_for(grammars, launch.engine), {},
+                  final=True).frame
     movable = (parsed["pattern"].is_in(roles.get("prelaunch", [])).fill_null(False) & parsed["time"].is_null()) | \
         parsed["pattern"].is_in(roles.get("prelaunch_stamped", [])).fill_null(False)
     flags = movable.to_list()
