@@ -105,6 +105,36 @@ def test_chunked_equals_unchunked(log, whole, tmp_path, where):
     _assert_same(whole, _tables(log, chunk, tmp_path), f"chunk_bytes={chunk} ({where})")
 
 
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_parallel_equals_serial(log, whole, tmp_path, jobs, monkeypatch):
+    """Parse workers change nothing: with 48 KiB chunks (~40 of them, boundaries inside the
+    traceback and the benchmark blocks) and 1, 2 or 3 parse processes, every table, id and
+    line is that of the one-chunk ingest."""
+    import importlib
+
+    workers = importlib.import_module("logsleuth.ingest.workers")
+    sent: list[int] = []
+
+    class CountingPool(workers.ProcessPoolExecutor):
+        def submit(self, fn, *args, **kwargs):
+            sent.append(1)
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", CountingPool)
+    chunk = 48 * 1024
+    assert log.stat().st_size > 2 * chunk  # large enough for the parallel path
+    db = tmp_path / f"j{jobs}.duckdb"
+    con = logsleuth.open_db(str(db))
+    try:
+        ingest_source(con, str(log), IngestOptions(chunk_bytes=chunk, jobs=jobs))
+        got = _dump(con)
+    finally:
+        con.close()
+    _assert_same(whole, got, f"jobs={jobs}")
+    # jobs > 1 parsed every chunk in worker processes; jobs = 1 started none
+    assert (len(sent) >= log.stat().st_size // chunk) if jobs > 1 else not sent
+
+
 def test_ingest_memory_is_bounded_by_the_chunk(log, whole, tmp_path, monkeypatch):
     """No parse step ever sees more than a chunk plus the carried tail of a record: the whole
     file is never materialised (checked on the frames the pipeline hands to the parser).
@@ -112,22 +142,24 @@ def test_ingest_memory_is_bounded_by_the_chunk(log, whole, tmp_path, monkeypatch
     unchunked ingest."""
     import importlib
 
-    ingest_mod = importlib.import_module("logsleuth.ingest.pipeline")  # the package exports a function `ingest`
+    import polars as pl
+
+    workers = importlib.import_module("logsleuth.ingest.workers")
 
     seen: list[tuple[int, int]] = []
-    real = ingest_mod.parse_frame
+    real = workers.parse_frame
 
     def spy(frame, *a, **kw):
-        seen.append((frame.height, int(frame.select(ingest_mod.pl.col("raw").str.len_bytes().sum()).item())))
+        seen.append((frame.height, int(frame.select(pl.col("raw").str.len_bytes().sum()).item())))
         return real(frame, *a, **kw)
 
-    monkeypatch.setattr(ingest_mod, "parse_frame", spy)
+    monkeypatch.setattr(workers, "parse_frame", spy)
     chunk = 32 * 1024
     size = log.stat().st_size
     assert size > 8 * chunk
     con = logsleuth.open_db(str(tmp_path / "mem.duckdb"))
     try:
-        res = ingest_source(con, str(log), IngestOptions(chunk_bytes=chunk))
+        res = ingest_source(con, str(log), IngestOptions(chunk_bytes=chunk, jobs=1))  # parsed in this process
         n_file = log.read_bytes().count(b"\n")
         assert res.n_lines == n_file
         assert con.execute("SELECT count(*) FROM lines").fetchone()[0] == n_file

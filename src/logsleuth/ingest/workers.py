@@ -1,0 +1,142 @@
+"""Parse chunks ahead of the fold, on every core, and hand them back in read order.
+
+Contract: ``ChunkParser(grammars, grammar_dirs, parse_engine, switch, jobs)``;
+``submit(frame)`` takes the next chunk of read, redacted lines (``READ_COLUMNS``, in line
+order) and returns a ticket; ``result(ticket)`` returns that chunk parsed (the read columns,
+the columns ``parse_frame`` adds, and ``_engine``), in the order submitted. ``reparse(frame)``
+parses lines again with the engines the switch now gives them (the fold carry after a later
+launch of another engine moved the switch point back over them). ``close()`` stops the
+workers. The result is the same for every ``jobs``: parsing is line-local and the engine
+of each line is decided here, in the caller's process, in read order.
+
+Why processes: parsing a chunk is ~30 polars calls with Python between them (shape tables,
+span checks), so threads share one GIL; a worker process per core parses whole chunks while
+the caller folds, stamps and stores the previous ones. A chunk travels to a worker as its
+three parse inputs (line_no, raw, truncated) and comes back without them; the caller joins
+the parsed columns onto the frame it kept. Workers start with ``spawn`` (a forked polars
+thread pool can deadlock) and load the grammars once; with ``jobs`` = 1, or for a file of one
+or two chunks, parsing runs inline and no process is started.
+"""
+from __future__ import annotations
+
+import os
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
+
+import polars as pl
+
+from .parse import ShapeCache, parse_frame
+from .read import READ_COLUMNS
+
+#: the columns a chunk sends to a parse worker
+PARSE_INPUT = ("line_no", "raw", "truncated")
+
+
+def default_jobs() -> int:
+    """Cores this process may run on (a ``taskset``/cgroup mask counts, not the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class _Worker:
+    """What a worker process keeps between chunks: the grammars and a shape cache per engine."""
+
+    def __init__(self, grammar_dirs: tuple):
+        from ..formats.check import checked_grammars
+
+        self.grammars = checked_grammars(grammar_dirs)
+        self.caches: dict[str, ShapeCache] = {}
+
+    def parse(self, segments: list[tuple[str, pl.DataFrame]]) -> pl.DataFrame:
+        return parse_segments(segments, self.grammars, self.caches)
+
+
+#: the worker state of this process (set once by the pool initializer; never in the caller)
+_worker: _Worker | None = None  # noqa: PLW0603 - per-process state of a pool worker
+
+
+def _init_worker(grammar_dirs: tuple) -> None:
+    global _worker
+    _worker = _Worker(grammar_dirs)
+
+
+def _parse_in_worker(segments: list[tuple[str, pl.DataFrame]]) -> pl.DataFrame:
+    assert _worker is not None, "parse worker not initialised"
+    return _worker.parse(segments)
+
+
+def parse_segments(segments: list[tuple[str, pl.DataFrame]], grammars, caches: dict) -> pl.DataFrame:
+    """Parse contiguous segments, each with its engine; the columns parsing added, plus
+    ``_engine``, in line order (the input columns are left out: the caller has them)."""
+    parts = []
+    for engine, seg in segments:
+        cache = caches.get(engine)
+        if cache is None:
+            cache = caches[engine] = ShapeCache()
+        out = parse_frame(seg.select(PARSE_INPUT), grammars, engine, cache).frame
+        parts.append(out.drop(PARSE_INPUT[1:]).with_columns(pl.lit(engine).alias("_engine")))
+    return parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
+
+
+class ChunkParser:
+    def __init__(self, grammars, grammar_dirs: tuple, parse_engine: str, switch, jobs: int,
+                 caches: dict, parallel: bool = True):
+        self.grammars = grammars
+        self.parse_engine = parse_engine
+        self.switch = switch
+        self.caches = caches  # engine -> ShapeCache of the inline path (shared by a process's files)
+        self.pool = None
+        if parallel and jobs > 1:
+            import multiprocessing
+
+            self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_init_worker, initargs=(tuple(grammar_dirs),))
+        self._open: deque = deque()
+
+    def _segments(self, frame: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
+        if self.switch is None:
+            return [(self.parse_engine, frame)]
+        return [(e, s) for e, s in self.switch.split(frame) if s.height]
+
+    def submit(self, frame: pl.DataFrame) -> tuple:
+        """Queue a chunk for parsing; its engines are decided now, in read order."""
+        segments = self._segments(frame)
+        if self.pool is None or frame.height == 0:
+            done: Future = Future()
+            done.set_result(parse_segments(segments, self.grammars, self.caches) if frame.height else None)
+            ticket = (frame, done)
+        else:
+            slim = [(e, s.select(PARSE_INPUT)) for e, s in segments]
+            ticket = (frame, self.pool.submit(_parse_in_worker, slim))
+        self._open.append(ticket)
+        return ticket
+
+    def result(self, ticket: tuple) -> pl.DataFrame:
+        frame, fut = ticket
+        assert self._open and self._open[0] is ticket, "chunks are taken back in the order submitted"
+        self._open.popleft()
+        parsed = fut.result()
+        if parsed is None:  # an empty chunk (a file that ends in a newline)
+            return frame
+        if parsed.height != frame.height or not parsed["line_no"].equals(frame["line_no"]):
+            raise AssertionError("a parsed chunk lost, gained or reordered lines")  # pragma: no cover
+        return frame.hstack(parsed.drop("line_no"))
+
+    def reparse(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """Parse read lines again, inline, with the engines the switch gives them now."""
+        frame = frame.select([c for c in frame.columns if c in READ_COLUMNS])
+        parsed = parse_segments(self._segments(frame), self.grammars, self.caches)
+        return frame.hstack(parsed.drop("line_no"))
+
+    @property
+    def switch_points(self) -> int:
+        return len(self.switch.switches) if self.switch is not None else 0
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
