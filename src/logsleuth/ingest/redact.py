@@ -291,3 +291,30 @@ def redact_config_value(key: str, value: str | None) -> str | None:
     if value and value not in pol.unset and pol.key_re.search(key):
         return REDACTED
     return value
+
+
+def redact_lines(lines: list[str], keep_prompts: bool = False) -> list[str]:
+    """``redact_frame`` for a list of consecutive physical lines (telemetry files, scrape
+    responses): what is stored of them in ``lines``."""
+    if not lines:
+        return lines
+    frame = pl.DataFrame({"raw": pl.Series(lines, dtype=pl.Utf8)})
+    return redact_frame(frame, "raw", keep_prompts, RedactState())["raw"].to_list()
+
+
+def redact_columns(frame: pl.DataFrame | None, keep_prompts: bool = False) -> pl.DataFrame | None:
+    """Every text column of a typed frame masked (telemetry rows parsed from the raw text:
+    Prometheus label values, GPU sample fields, bench JSON values such as ``base_url``)."""
+    if frame is None or frame.height == 0:
+        return frame
+    pol = policy()
+    hint = pol.secret_hint if keep_prompts else f"{pol.secret_hint}|{pol.prompt_hint}"
+    for name, dtype in frame.schema.items():
+        if dtype != pl.Utf8:
+            continue
+        col = frame.get_column(name)  # values, not lines: no record continues into the next row
+        idx = col.str.contains(hint).fill_null(False).arg_true()
+        if len(idx):
+            masked = pl.select(redact(pl.lit(col.gather(idx)), keep_prompts)).to_series()
+            frame = frame.with_columns(col.clone().scatter(idx, masked).alias(name))
+    return frame
