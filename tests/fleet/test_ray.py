@@ -38,3 +38,23 @@ def test_ray_ingest_equals_local_processes_and_reports_a_corrupt_file(ray_cluste
         assert _rows(a, sql) == _rows(b, sql), sql
     flags = fleet_summary(a, with_findings=False).flags()
     assert {(f["kind"], f["hosts"]) for f in flags} == {("outlier", "gpu-04"), ("crash_cluster", "gpu-05, gpu-06, gpu-07")}
+
+
+def test_ray_parses_a_large_file_as_byte_ranges_with_the_same_rows(ray_cluster, tmp_path):
+    """Byte ranges of one file on Ray tasks, merged by another: the rows of a whole-file ingest."""
+    from support.paths import SAMPLES
+
+    log = tmp_path / "restarts.log"
+    log.write_bytes(b"".join((SAMPLES / name).read_bytes() for name in
+                             ("sglang_baseline.log", "eras/sglang_capture_oom.log", "sglang_tuned_v1.log")))
+    split = ingest_dataset(str(tmp_path / "split"), [str(log)], executor="ray", split_bytes=20_000)
+    assert split.notes[str(log)] == "split into 3 byte ranges at launch boundaries"
+    whole = ingest_dataset(str(tmp_path / "whole"), [str(log)], executor="serial", split_bytes=None)
+    a, b = open_dataset(str(tmp_path / "split")), open_dataset(str(tmp_path / "whole"))
+    for sql in ("SELECT run_id, first_line, last_line, end_state FROM runs",
+                "SELECT source_id, line_no, run_id, kind, raw FROM lines",
+                "SELECT run_id, line_no, gen_tok_s FROM decode_stats",
+                "SELECT template_id, template FROM templates"):
+        assert _rows(a, sql) == _rows(b, sql), sql
+    assert not list((tmp_path / "split").glob("_staging/**/*.parquet"))
+    assert not whole.notes
