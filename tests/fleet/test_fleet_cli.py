@@ -35,3 +35,18 @@ def test_cli_dataset_errors(tmp_path):
     assert code == 3 and "no logsleuth dataset here" in err
     code, _, err = run_in_process("--db", str(tmp_path / "x.duckdb"), "fleet")
     assert code == 2 and "fleet reads a dataset" in err
+
+
+def test_cli_split_bytes(tmp_path):
+    """--split-bytes: a large file is parsed as byte ranges, and the line per file says so."""
+    from support.paths import SAMPLES
+
+    log = tmp_path / "restarts.log"
+    log.write_bytes((SAMPLES / "sglang_baseline.log").read_bytes() + (SAMPLES / "eras" / "sglang_capture_oom.log").read_bytes())
+    ds = str(tmp_path / "ds")
+    code, out, err = run_in_process("ingest", "--dataset", ds, "--host", "h1", "--executor", "serial",
+                                    "--split-bytes", "50KB", str(log))
+    assert code == 0, err
+    assert "stored as host h1 (split into 2 byte ranges at launch boundaries)" in err and "1 new" in out
+    code, _, err = run_in_process("ingest", "--dataset", ds, "--split-bytes", "lots", str(log))
+    assert code == 2 and "--split-bytes 'lots'" in err

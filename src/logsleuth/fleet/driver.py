@@ -23,7 +23,7 @@ from .hosts import host_from_path
 from .manifest import MANIFEST, Manifest, file_digest, load_manifest
 from .parts import BuiltSource, PartFailure, SourceJob
 from .ranges import MergeJob, RangeJob, run_task
-from .split import SPLIT_BYTES, plan_split
+from .split import SPLIT_BYTES, plan_split, split_size
 from .storage import storage_for
 
 
@@ -71,9 +71,11 @@ def _plan(files, manifest: Manifest, *, host, host_from, replace, token, target,
 def ingest_dataset(target: str, files: list[str], *, host: str | None = None, host_from: str | None = None,
                    executor: str = "local", workers: int | None = None, address: str | None = None,
                    replace: bool = False, label: str | None = None, gpu: str | None = None,
-                   year: int | None = None, keep_prompts: bool = False, split_bytes: int | None = SPLIT_BYTES,
+                   year: int | None = None, keep_prompts: bool = False, split_bytes: int | str | None = SPLIT_BYTES,
                    on_done: Callable[[SourceJob, object], None] | None = None) -> DatasetResult:
-    """``split_bytes``: files larger than this are split into byte ranges (None or 0: never)."""
+    """``split_bytes``: files larger than this are split into byte ranges (None or 0: never;
+    text such as ``256MiB`` is read as a size)."""
+    split_bytes = split_size(split_bytes)
     if "-" in files:
         raise BadInputError("a dataset ingest reads files, not standard input: save the stream to a file first")
     storage = storage_for(target)
@@ -106,7 +108,7 @@ def _build(session, jobs: list[SourceJob], split_bytes, token: str, result: Data
             if plan.split:
                 plans[job.source_id] = plan
             else:
-                result.notes[job.path] = f"not split: {plan.reason}"
+                job.note = f"not split: {plan.reason}"
     items: list = []
     for job in jobs:
         plan = plans.get(job.source_id)

@@ -43,6 +43,7 @@ class SourceJob:
     gpu: str | None = None
     year: int | None = None
     keep_prompts: bool = False
+    note: str = ""  # how the driver chose to parse it (a large file not split: why)
 
 
 @dataclass
@@ -118,7 +119,7 @@ def export_parts(con, job: SourceJob, work: Path, result) -> BuiltSource:
     entry = SourceEntry(source_id=job.source_id, path=job.path, name=os.path.basename(job.path),
                         sha256=job.sha256, bytes=job.size, host=host, date=date, kind=result.kind,
                         engine=result.engine or "", n_lines=result.n_lines, n_runs=n_runs, files=files)
-    return BuiltSource(entry, tables)
+    return BuiltSource(entry, tables, note=job.note)
 
 
 def build_parts_safe(job: SourceJob) -> BuiltSource | PartFailure:

@@ -33,6 +33,24 @@ MAX_HITS = 200_000
 _COUNT_BLOCK = 64 << 20
 
 
+def split_size(value: int | str | None) -> int:
+    """``--split-bytes`` as a number of bytes: an int, or text such as ``256MiB``, ``2GB``,
+    ``1000000``; 0 or None: never split. UsageError for anything else."""
+    import re
+
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return max(0, value)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?)B?\s*", str(value), re.I)
+    if not m:
+        from ..errors import UsageError
+
+        raise UsageError(f"--split-bytes {value!r}: expected a size such as 256MiB, 2GB or a number of bytes")
+    power = " KMGT".index(m.group(2).upper() or " ")
+    return int(float(m.group(1)) * (1024 if m.group(3) else 1000) ** power)
+
+
 @dataclass
 class ByteRange:
     index: int
