@@ -74,7 +74,17 @@ def _rows(con, name: str, params: dict | None = None) -> list[dict]:
     return [dict(zip(cols, row)) for row in cur.fetchall()]
 
 
-def fleet_summary(con, *, with_findings: bool = True, rules_dirs: list[str] | None = None, **overrides) -> FleetSummary:
+def host_count(con) -> int:
+    """Hosts the connection's sources come from: 0 for a database (it records no host)."""
+    if not con.execute(fleet_sql("has_hosts")).fetchone()[0]:
+        return 0
+    return int(con.execute(fleet_sql("host_count")).fetchone()[0] or 0)
+
+
+def fleet_summary(con, *, with_findings: bool = True, rules_dirs: list[str] | None = None,
+                  findings: list | None = None, **overrides) -> FleetSummary:
+    """``findings``: the diagnose findings of every run when the caller has them already
+    (counted per host instead of running the rules again)."""
     t = thresholds(**overrides)
     summary = FleetSummary(thresholds=t)
     summary.hosts = _rows(con, "hosts")
@@ -85,7 +95,8 @@ def fleet_summary(con, *, with_findings: bool = True, rules_dirs: list[str] | No
         from ..analysis.rules import diagnose
 
         host_of = {r["run_id"]: r["host"] for r in _rows(con, "run_hosts")}
-        counts = Counter((host_of.get(f.run_id), f.severity) for f in diagnose(con, extra_dirs=rules_dirs))
+        found = findings if findings is not None else diagnose(con, extra_dirs=rules_dirs)
+        counts = Counter((host_of.get(f.run_id), f.severity) for f in found)
         for h in summary.hosts:
             h["findings"] = {sev: n for (host, sev), n in sorted(counts.items()) if host == h["host"]}
     return summary

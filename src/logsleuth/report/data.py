@@ -5,7 +5,9 @@ the only report module that touches the connection (html.py and svg.py render ``
 ``ReportData`` holds the comparison of the selected runs (``analysis.compare.CompareResult``) and,
 per server run, a :class:`RunData`: its facts, decode samples (seconds since the first one, or the
 sample number when the log has no timestamps), acceptance lengths, startup timeline, errors and
-findings. The SQL is queries/app/report_*.sql.
+findings. The SQL is queries/app/report_*.sql. On a fleet dataset whose sources come from several
+hosts, ``ReportData.fleet`` holds the ``fleet.summary.FleetSummary`` the ``fleet`` command prints
+(per-host rows and the flags: outliers, changes after an upgrade, crash clusters).
 """
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ class ReportData:
     version: str
     compare: CompareResult
     runs: list[RunData]  # the server runs, in column order
+    fleet: object | None = None  # fleet.summary.FleetSummary: the data comes from several hosts
 
 
 def gather(con, selectors: Iterable[str | int] | None = None, *, with_findings: bool = True,
@@ -55,7 +58,20 @@ def gather(con, selectors: Iterable[str | int] | None = None, *, with_findings: 
     result = compare(con, selectors, findings=with_findings)
     return ReportData(title=title or "logsleuth report",
                       generated_at=generated_at or datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                      version=__version__, compare=result, runs=load_runs(con, result))
+                      version=__version__, compare=result, runs=load_runs(con, result),
+                      fleet=load_fleet(con, result, with_findings, all_runs=not selectors))
+
+
+def load_fleet(con, result: CompareResult, with_findings: bool, all_runs: bool):
+    """The fleet page's data (every host, whichever runs the report selected), or None when the
+    sources come from fewer than two hosts (a database records no host)."""
+    from ..fleet.summary import fleet_summary, host_count
+
+    if host_count(con) < 2:
+        return None
+    # the rules already ran for the report when it covers every run: count those findings
+    return fleet_summary(con, with_findings=with_findings,
+                         findings=result.findings if with_findings and all_runs else None)
 
 
 def load_runs(con, result: CompareResult) -> list[RunData]:

@@ -7,6 +7,10 @@ Content-Security-Policy meta tag forbids every fetch and every script. Every tex
 from a log (model names, config values, error messages, evidence lines, labels, file names)
 passes through :func:`esc`, so a log line holding ``<script>`` shows as text.
 
+A fleet dataset with several hosts gets a fleet page first (``ReportData.fleet``): the flags
+(hosts below their peers, changes between days, crash clusters), one row per host, and the
+details of each flag, from the same summary ``logsleuth fleet`` prints.
+
 Charts: generation throughput over time; throughput against running requests (the
 concurrency curve, log x axis); acceptance length over time (speculative runs); KV-cache
 usage and queue length over time; the startup timeline (init, weights, compile, KV cache,
@@ -124,6 +128,9 @@ pre, code { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, mo
 pre.ev { background: #fff; border: 1px solid var(--line); padding: 6px 8px; margin: 4px 0; white-space: pre-wrap;
          word-break: break-all; }
 footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
+table.hosts td, table.flags td, table.fdetail td { text-align: left; }
+tr.flagged td:first-child { color: #b42318; font-weight: 700; }
+.kind { font-weight: 700; text-transform: uppercase; font-size: 11px; color: #b54708; }
 @media print { thead th { position: static; } .run { break-before: page; } }
 """
 
@@ -236,8 +243,10 @@ def render(data: ReportData) -> str:
              f"<header><h1>{esc(data.title)}</h1><p class=\"muted\">{len(result.columns)} column(s), "
              f"{len(runs)} server run(s) · generated {esc(data.generated_at)} by logsleuth {esc(data.version)} · "
              "one file, no scripts, no network</p></header>",
-             _nav(runs),
-             '<section id="compare"><h2>Runs compared</h2>' + compare_html(result) + "</section>"]
+             _nav(runs, data.fleet is not None)]
+    if data.fleet is not None:
+        parts.append(fleet_html(data.fleet))
+    parts += ['<section id="compare"><h2>Runs compared</h2>' + compare_html(result) + "</section>"]
     if len(runs) > 1:
         parts.append(_overlay_section(runs))
     parts.append(_findings_section(runs, result))
@@ -248,8 +257,8 @@ def render(data: ReportData) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _nav(runs: list[RunData]) -> str:
-    nav = ['<a href="#compare">compare</a>']
+def _nav(runs: list[RunData], fleet: bool = False) -> str:
+    nav = (['<a href="#fleet">fleet</a>'] if fleet else []) + ['<a href="#compare">compare</a>']
     if len(runs) > 1:
         nav.append('<a href="#overlay">across runs</a>')
     nav.append('<a href="#findings">findings</a>')
@@ -322,3 +331,82 @@ def _run_section(r: RunData) -> str:
     sec.append(_errors_html(r.errors))
     sec.append("</section>")
     return "".join(sec)
+
+
+# --------------------------------------------------------------------------- fleet page
+
+#: the per-host columns of the fleet page: (key of a FleetSummary host row, heading)
+HOST_COLUMNS = [("engine", "engine"), ("model", "model"), ("gpu", "GPU"), ("attention_backend", "attention"),
+                ("spec_method", "speculative"), ("accept_len", "accept len"),
+                ("single_stream_tok_s", "single-stream tok/s"), ("peak_gen_tok_s", "peak tok/s"),
+                ("end_states", "end states")]
+SEVERITIES = ("critical", "warning", "info")
+
+
+def _cell(value) -> str:
+    return esc("-" if value is None or value == "" else fmt_value(value) if isinstance(value, float) else value)
+
+
+def _table(cls: str, heads: list[str], rows: list[list[str]], row_classes: list[str] | None = None) -> str:
+    """A table of already-escaped cells."""
+    out = [f'<div class="tablewrap"><table class="{cls}"><thead><tr>',
+           "".join(f"<th>{esc(h)}</th>" for h in heads), "</tr></thead><tbody>"]
+    for i, cells in enumerate(rows):
+        cls_attr = f' class="{row_classes[i]}"' if row_classes and row_classes[i] else ""
+        out.append(f"<tr{cls_attr}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def fleet_html(fleet) -> str:
+    """The fleet page: flags first, then one row per host, then each flag's details."""
+    t = fleet.thresholds
+    flagged = {h.strip() for f in fleet.flags() for h in str(f["hosts"]).split(",")}
+    dates = sorted({d for h in fleet.hosts for d in (h.get("first_date"), h.get("last_date")) if d})
+    sec = ['<section id="fleet"><h2>Fleet</h2>',
+           f'<p class="muted">{len(fleet.hosts)} hosts'
+           + (f", {esc(dates[0])} to {esc(dates[-1])}" if dates else "")
+           + f". Flags: a host at least {esc(format(t.get('min_drop', 0), '.0%'))} below the median of its peers "
+           f"(same model, GPU and engine; at least {esc(t.get('min_peers'))} hosts); what changed on a host between "
+           f"consecutive days; one crash cause on at least {esc(t.get('min_hosts'))} hosts.</p>",
+           "<h3>Flags</h3>"]
+    flags = fleet.flags()
+    if flags:
+        sec.append(_table("flags", ["kind", "hosts", "what"],
+                          [[f'<span class="kind">{esc(f["kind"].replace("_", " "))}</span>', esc(f["hosts"]),
+                            esc(f["what"])] for f in flags]))
+    else:
+        sec.append('<p class="muted">No outlier, change or crash cluster.</p>')
+    sec.append("<h3>Hosts</h3>")
+    with_findings = any("findings" in h for h in fleet.hosts)
+    heads = ["host", "dates", "runs"] + [h for _, h in HOST_COLUMNS] + (list(SEVERITIES) if with_findings else [])
+    rows, classes = [], []
+    for h in fleet.hosts:
+        span = h.get("first_date") if h.get("first_date") == h.get("last_date") else \
+            f"{h.get('first_date') or '?'} to {h.get('last_date') or '?'}"
+        cells = [esc(h.get("host")), _cell(span), _cell(h.get("runs"))] + [_cell(h.get(k)) for k, _ in HOST_COLUMNS]
+        if with_findings:
+            cells += [_cell(h.get("findings", {}).get(sev, 0)) for sev in SEVERITIES]
+        rows.append(cells)
+        classes.append("flagged" if h.get("host") in flagged else "")
+    sec.append(_table("hosts", heads, rows, classes))
+    if fleet.outliers:
+        sec.append("<h3>Below their peers</h3>" + _table(
+            "fdetail outliers", ["host", "model", "GPU", "engine", "figure", "value", "peers' median", "below by", "peers"],
+            [[esc(o["host"]), _cell(o["model"]), _cell(o["gpu"]), _cell(o["engine"]), _cell(o["metric"]),
+              _cell(o["value"]), _cell(o["peer_median"]), esc(f"{o['below_by']:.0%}"), _cell(o["n_peers"])]
+             for o in fleet.outliers]))
+    if fleet.changes:
+        sec.append("<h3>Changes between days</h3>" + _table(
+            "fdetail changes", ["host", "from", "to", "what", "before", "after"],
+            [[esc(c["host"]), _cell(c["before_date"]), _cell(c["after_date"]), _cell(c["what"]),
+              _cell(c["before"]), _cell(c["after"])] for c in fleet.changes]))
+    if fleet.crash_clusters:
+        sec.append("<h3>Crash clusters</h3>" + _table(
+            "fdetail crashes", ["hosts", "runs", "dates", "which hosts", "cause (numbers and paths masked)", "example"],
+            [[_cell(c["hosts"]), _cell(c["runs"]), _cell(f"{c.get('first_date')} to {c.get('last_date')}"),
+              esc(c["host_list"]), f'<code>{esc(c["cause"])}</code>', f'<code>{esc(c["example"])}</code>']
+             for c in fleet.crash_clusters]))
+    sec.append("</section>")
+    return "".join(sec)
+
