@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from logsleuth.cli.inert import inert, markup_safe, plain_json
+from logsleuth.inert import inert, markup_safe, plain_json
 from support.cli import run_in_process
 from support.paths import SAMPLES
 

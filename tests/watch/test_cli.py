@@ -28,7 +28,7 @@ def test_usage_errors_exit_2_with_one_line(tmp_path, args, needle):
 
 
 def test_parse_exit_on():
-    assert parse_exit_on(["ready", "finding=error"]) == (True, False, "error")
+    assert parse_exit_on(["ready", "finding=critical"]) == (True, False, "critical")
     assert parse_exit_on(["crash", "finding"]) == (False, True, "warning")
 
 
@@ -72,12 +72,12 @@ def test_exit_on_finding(tmp_path):
     log = tmp_path / "oom.log"
     log.write_bytes((SAMPLES / "eras" / "sglang_capture_oom.log").read_bytes())
     code, out, err = run_in_process("watch", str(log), "--plain", "--format", "jsonl", "--poll", "0.05",
-                                    "--store-every", "0.1", "--timeout", "60", "--exit-on", "finding=error",
+                                    "--store-every", "0.1", "--timeout", "60", "--exit-on", "finding=critical",
                                     db=str(tmp_path / "w.duckdb"))
     notices = [json.loads(x) for x in out.splitlines()]
     assert code == EXIT_FINDING, err
     last = [n for n in notices if n["event"] == "finding"]
-    assert last and last[-1]["severity"] in ("error", "critical") and last[-1]["line"]
+    assert last and last[-1]["severity"] == "critical" and last[-1]["line"]
     assert EXIT_OK == 0
 
 

@@ -25,6 +25,8 @@ from typing import Any, Callable, Iterable
 
 from ..db import queries
 from ..errors import LogsleuthError, UsageError
+from .metric import Metric, Value
+from .severity import SEVERITIES
 from .config_diff import ConfigRow, Equivalents, config_diff, load_equivalents  # noqa: F401  (re-exported)
 from .timeline import startup_phases  # noqa: F401  (re-exported: compare's time to ready falls back on it)
 from ..telemetry.compare_rows import LOADERS as TELEMETRY_LOADERS, telemetry_rows
@@ -33,7 +35,6 @@ from ..telemetry.compare_rows import LOADERS as TELEMETRY_LOADERS, telemetry_row
 BANDS: list[tuple[str, int, int | None]] = [
     ("1", 1, 1), ("2-4", 2, 4), ("5-16", 5, 16), ("17-64", 17, 64), ("65-256", 65, 256), (">256", 257, None),
 ]
-from .rules import SEVERITIES  # noqa: E402  (defined once, with the rules)
 
 
 @dataclass
@@ -75,18 +76,11 @@ class CompareResult:
 
     def value(self, key: str, column: int | str):
         """Value of a metric row for a column given by run id or column name."""
-        idx = self._col(column)
-        for r in self.rows:
-            if r.key == key:
-                return r.values[idx]
-        raise KeyError(key)
+        return _cell(self.rows, lambda r: r.key, key, self._col(column))
 
     def config_value(self, name: str, column: int | str):
-        idx = self._col(column)
-        for r in self.config:
-            if r.name == name:
-                return r.values[idx]
-        raise KeyError(name)
+        """Value of a differing setting for a column given by run id or column name."""
+        return _cell(self.config, lambda r: r.name, name, self._col(column))
 
     def _col(self, column: int | str) -> int:
         for i, c in enumerate(self.columns):
@@ -114,6 +108,14 @@ class CompareResult:
             "bands": self.bands,
             "notes": self.notes,
         }
+
+
+def _cell(rows: list, name_of: Callable[[Any], str], name: str, idx: int):
+    """``values[idx]`` of the first row called ``name``; KeyError names a missing row."""
+    for r in rows:
+        if name_of(r) == name:
+            return r.values[idx]
+    raise KeyError(name)
 
 
 def _jsonable(v):
@@ -227,20 +229,6 @@ LOADERS: dict[str, Callable[[Context], Any]] = {
 
 
 # --------------------------------------------------------------------------- the metrics
-
-Value = Callable[[Context, Column], Any]
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One row of the comparison: ``value(ctx, column)`` reads it (from ``ctx.get(loader)``)."""
-
-    key: str
-    title: str
-    group: str
-    unit: str | None
-    better: str | None  # "higher" | "lower" | None: which value is the better one
-    value: Value
 
 
 def _round(v, digits=1):

@@ -1,7 +1,9 @@
-"""Rendering of ``compare`` results and startup timelines: rich table, JSON, Markdown, CSV, text bars.
+"""Rendering of ``compare`` results and startup timelines as text: JSON, Markdown, CSV, text bars.
 
-Contract: functions take the plain data of :mod:`logsleuth.compare` and return strings or
-write to a stream; rich is imported only by :func:`compare_rich` (the table format).
+Contract: functions take the plain data of :mod:`logsleuth.analysis.compare` and return
+strings, log text made inert (:mod:`logsleuth.inert`); the cell texts (``fmt_value``,
+``row_title``, ``config_cell``, ``best_index``) are shared with the CLI's rich table
+(``cli/output.py``) and the HTML report. No rich here: terminal tables are the CLI's.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import io
 import json
 import math
 
+from ..inert import inert, json_inert, plain_json
 from .compare import CompareResult, Row
 
 FORMATS = ("table", "json", "markdown", "csv")
@@ -63,8 +66,6 @@ def config_cell(r, i: int) -> str:
 
 
 def compare_json(result: CompareResult) -> str:
-    from ..cli.inert import json_inert, plain_json
-
     return json_inert(plain_json(result.as_dict(), indent=2, ensure_ascii=False)) + "\n"
 
 
@@ -89,8 +90,6 @@ def compare_markdown(result: CompareResult) -> str:
         out.append("")
     for n in result.notes:
         out.append(f"_Note: {esc(n)}_")
-    from ..cli.inert import inert  # log text: control characters made visible
-
     return inert("\n".join(out).rstrip() + "\n")
 
 
@@ -102,48 +101,7 @@ def compare_csv(result: CompareResult) -> str:
         w.writerow(["metric", r.key, r.title, r.unit or ""] + ["" if v is None else v for v in r.values])
     for r in result.config:
         w.writerow(["config", r.name, r.title, ""] + ["" if v is None else v for v in r.values])
-    from ..cli.inert import inert  # log text: control characters made visible
-
     return inert(buf.getvalue())
-
-
-def compare_rich(result: CompareResult):
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    from ..cli.inert import inert, markup_safe  # run names, settings and notes come from logs
-
-    t = Table(title="runs compared", header_style="bold", show_lines=False)
-    t.add_column("metric", style="dim", overflow="fold")
-    for c in result.columns:
-        t.add_column(markup_safe(c.name) + (" \\[bench]" if c.kind == "bench" else ""), overflow="fold",
-                     justify="right")
-    prev_group = None
-    for r in result.rows:
-        if prev_group is not None and r.group != prev_group:
-            t.add_section()
-        prev_group = r.group
-        best = best_index(r)
-        cells = [Text(inert(fmt_value(v, r.unit)), style="bold green" if i in best else "")
-                 for i, v in enumerate(r.values)]
-        t.add_row(Text(inert(row_title(r))), *cells)
-    parts = [t]
-    if result.config:
-        ct = Table(title="configuration differences", header_style="bold")
-        ct.add_column("setting", style="dim", overflow="fold")
-        for c in result.columns:
-            ct.add_column(markup_safe(c.name), overflow="fold")
-        for r in result.config:
-            ct.add_row(Text(inert(r.title)), *[Text(inert(_clip(config_cell(r, i)))) for i in range(len(r.values))])
-        parts.append(ct)
-    for n in result.notes:
-        parts.append(Text(inert(f"note: {n}"), style="dim"))
-    return Group(*parts)
-
-
-def _clip(s: str, n: int = 60) -> str:
-    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def timeline_text(tl: dict, width: int = 48) -> list[str]:

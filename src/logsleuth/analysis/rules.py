@@ -26,9 +26,8 @@ from pathlib import Path
 from ..db.sandbox import read_only_cursor, select_only
 from ..errors import GrammarError, QueryError, UsageError
 from ..resources import data_path
+from .severity import SEV_RANK, SEVERITIES  # noqa: F401  (re-exported)
 
-SEVERITIES = ("critical", "warning", "info")
-SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 _HEADER = re.compile(r"^--\s*([a-z_]+(?:\.[a-z_]+)?)\s*:\s*(.*)$")
 _ID = re.compile(r"^[a-z][a-z0-9_]*$")
 _REQUIRED = ("id", "severity", "title")
@@ -97,8 +96,8 @@ def _parse_value(text: str):
     return text.strip("'\"")
 
 
-def parse_rule(path: Path) -> Rule:
-    text = path.read_text(encoding="utf-8")
+def _split_header(text: str) -> tuple[dict[str, str], list[str]]:
+    """The ``-- key: value`` header (a key given twice continues its value) and the SQL lines."""
     header: dict[str, str] = {}
     body_lines = []
     in_header = True
@@ -113,6 +112,24 @@ def parse_rule(path: Path) -> Rule:
         if line.strip():
             in_header = False
         body_lines.append(line)
+    return header, body_lines
+
+
+def _parse_params(where: str, text: str) -> dict:
+    """``name=value, ...`` of a ``-- params:`` header, values typed (int, float, bool, text)."""
+    params = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        if "=" not in item:
+            raise GrammarError(f"{where}: params item '{item.strip()}' is not name=value")
+        k, v = item.split("=", 1)
+        params[k.strip()] = _parse_value(v)
+    return params
+
+
+def parse_rule(path: Path) -> Rule:
+    header, body_lines = _split_header(path.read_text(encoding="utf-8"))
     where = f"{path.name}"
     for key in _REQUIRED:
         if not header.get(key):
@@ -133,15 +150,7 @@ def parse_rule(path: Path) -> Rule:
     sev = header["severity"].lower()
     if sev not in SEVERITIES:
         raise GrammarError(f"{where}: severity '{sev}' is not one of {', '.join(SEVERITIES)}")
-    params = {}
-    if header.get("params"):
-        for item in header["params"].split(","):
-            if not item.strip():
-                continue
-            if "=" not in item:
-                raise GrammarError(f"{where}: params item '{item.strip()}' is not name=value")
-            k, v = item.split("=", 1)
-            params[k.strip()] = _parse_value(v)
+    params = _parse_params(where, header.get("params", ""))
     sql = "\n".join(body_lines).strip().rstrip(";")
     if not sql:
         raise GrammarError(f"{where}: rule has no SQL")

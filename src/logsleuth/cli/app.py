@@ -24,7 +24,7 @@ import typer
 from .. import __version__
 from ..errors import ExitCode, LogsleuthError, UsageError
 from .output import CompareFormat, FindingsFormat, FleetExecutor, Format, RecordFormat, Severity
-from .context import debug_requested, error, note, open_database, state
+from .context import debug_requested, error, note, open_database, state, with_database
 from .params import LogsleuthGroup
 
 _CONTEXT = {"help_option_names": ["-h", "--help"]}
@@ -112,7 +112,12 @@ def ingest(
     executor: FleetExecutor = typer.Option(FleetExecutor.local, "--executor",
                                            help="With --dataset: who parses the files (ray: a Ray cluster)."),
     address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: auto or ray://HOST:10001."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="With --dataset: parallel files (default: cores)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1,
+                                       help="Processes that parse (default: the cores this process may use); "
+                                            "with --dataset: files parsed in parallel. The result is the same for any value."),
+    split_bytes: Optional[str] = typer.Option(None, "--split-bytes", metavar="SIZE",
+                                              help="With --dataset: a file larger than this (e.g. 256MiB, the default; "
+                                                   "0: never) is parsed as byte ranges cut at server launches."),
 ):
     """Ingest logs: detect engine and era, split into runs, parse every line, print a summary."""
     from .. import api
@@ -120,7 +125,8 @@ def ingest(
 
     if state.dataset or api.is_dataset(state.db):
         return _ingest_dataset(paths, host=host, host_from=host_from, executor=executor.value, address=address,
-                               jobs=jobs, replace=replace, label=label, gpu=gpu, year=year, keep_prompts=keep_prompts)
+                               jobs=jobs, replace=replace, label=label, gpu=gpu, year=year, keep_prompts=keep_prompts,
+                               **({} if split_bytes is None else {"split_bytes": split_bytes}))
 
     from ..ingest.normalize import check_year
 
@@ -133,7 +139,7 @@ def ingest(
                                                         keep_prompts=keep_prompts,
                                                         run=None if run is None else api.resolve_run(con, run),
                                                         grammar_dirs=tuple(grammar_dir or ()),
-                                                        env_files=tuple(env_files)))
+                                                        env_files=tuple(env_files), jobs=jobs or 0))
         details = api.run_details(con, [r for res in results for r in res.run_ids])
     finally:
         con.close()
@@ -150,7 +156,8 @@ def _ingest_dataset(paths: list[str], **options) -> None:
 
     def on_done(job, outcome) -> None:
         failed = getattr(outcome, "message", None)
-        _note(f"{job.path}: {'failed: ' + failed if failed else 'stored as host ' + outcome.entry.host}")
+        note = f" ({outcome.note})" if getattr(outcome, "note", "") else ""
+        _note(f"{job.path}: {'failed: ' + failed if failed else 'stored as host ' + outcome.entry.host + note}")
 
     res = api.ingest_dataset(state.db, files, on_done=on_done, **options)
     for path in res.skipped:
@@ -171,11 +178,7 @@ def runs(
     from .. import api
     from .output import write_frame
 
-    con = _db(read_only=True)
-    try:
-        frame = api.runs(con, run or None)
-    finally:
-        con.close()
+    frame = with_database(api.runs, run or None)
     write_frame(frame, fmt.value, title="runs")
 
 
@@ -190,11 +193,7 @@ def show(
     from .output import write_runs
 
     selectors = list(runs or []) + list(run or [])
-    con = _db(read_only=True)
-    try:
-        views = api.show_runs(con, selectors or None)
-    finally:
-        con.close()
+    views = with_database(api.show_runs, selectors or None)
     write_runs(views, fmt.value)
 
 
@@ -235,13 +234,9 @@ def diagnose(
                                                          quiet=True))
         finally:
             con.close()  # the ingest has committed: the rules read through a read-only connection
-    con = _db(read_only=True)
-    try:
-        result = api.diagnosis(con, run or None, run_ids=ingested, rule_ids=rule or None,
-                               min_severity=min_severity.value, extra_dirs=rules_dir or None, sets=set_ or None,
-                               sandboxed=True)  # rule files (--rules-dir too) cannot touch files or extensions
-    finally:
-        con.close()
+    result = with_database(api.diagnosis, run or None, run_ids=ingested, rule_ids=rule or None,
+                           min_severity=min_severity.value, extra_dirs=rules_dir or None, sets=set_ or None,
+                           sandboxed=True)  # rule files (--rules-dir too) cannot touch files or extensions
     write_findings(result, fmt.value, quiet=quiet)
     if verbose:
         for rid, why in result.silent:
@@ -284,11 +279,7 @@ def sql(
     from .output import sql_text, write_statements
 
     text = sql_text(statement, file)
-    con = _db(read_only=not write)
-    try:
-        results = api.run_sql(con, text, sandboxed=True, allow_files=allow_files)
-    finally:
-        con.close()
+    results = with_database(api.run_sql, text, read_only=not write, sandboxed=True, allow_files=allow_files)
     write_statements(results, fmt.value)
 
 
@@ -302,11 +293,7 @@ def schema(
     from .. import api
     from .output import write_frame
 
-    con = _db(read_only=True)
-    try:
-        frame = api.schema(con, table)
-    finally:
-        con.close()
+    frame = with_database(api.schema, table)
     write_frame(frame, fmt.value, title=f"columns of {table}" if table else "tables and views")
 
 
@@ -319,11 +306,7 @@ def unparsed(
     from .. import api
     from .output import write_frame
 
-    con = _db(read_only=True)
-    try:
-        frame = api.unparsed(con, limit)
-    finally:
-        con.close()
+    frame = with_database(api.unparsed, limit)
     write_frame(frame, fmt.value, title="unparsed line templates")
 
 
@@ -343,11 +326,7 @@ def compare_cmd(
     from .output import write_comparison
 
     selectors = list(runs or []) + list(run or [])
-    con = _db(read_only=True)
-    try:
-        result = api.compare(con, selectors or None, findings=not no_findings)
-    finally:
-        con.close()
+    result = with_database(api.compare, selectors or None, findings=not no_findings)
     write_comparison(result, fmt.value)
 
 
@@ -364,14 +343,10 @@ def report_cmd(
     from .. import api
 
     selectors = list(runs or []) + list(run or [])
-    con = _db(read_only=True)
-    try:
-        if output == "-":
-            sys.stdout.write(api.report_html(con, selectors or None, title=title, with_findings=not no_findings))
-            return
-        size = api.write_report(con, selectors or None, output, title=title, with_findings=not no_findings)
-    finally:
-        con.close()
+    if output == "-":
+        sys.stdout.write(with_database(api.report_html, selectors or None, title=title, with_findings=not no_findings))
+        return
+    size = with_database(api.write_report, selectors or None, output, title=title, with_findings=not no_findings)
     _note(f"wrote {output} ({size / 1024:,.0f} KiB)")
 
 

@@ -8,7 +8,8 @@ between invocations (outside one: None and False). ``debug_requested(argv)`` tel
 entry point, after the context is gone, whether ``--debug`` was given.
 ``open_database(read_only=..., create=...)`` opens ``state.db``
 (a database, or with ``--dataset`` a fleet dataset) through ``logsleuth.api`` and says on stderr when it waits for a lock; ``note``
-and ``error`` write one line to stderr. Command modules (``app.py``, ``scrape.py``,
+and ``error`` write one line to stderr; ``with_database(call, ...)`` makes one library call on a
+connection it opens and closes. Command modules (``app.py``, ``scrape.py``,
 ``watch.py``...) import these from here, so no command module imports ``app.py`` (which
 registers them) and there is no import cycle.
 """
@@ -71,3 +72,13 @@ def open_database(read_only: bool = False, create: bool = True):
                    on_wait=lambda s: note(f"{name}: locked by another process (an ingest?); "
                                           f"waiting up to {s:g} s (LOGSLEUTH_LOCK_TIMEOUT) ..."),
                    on_progress=lambda w: note(f"{name}: still locked, waited {w:.0f} s ..."))
+
+
+def with_database(call, *args, read_only: bool = True, **kwargs):
+    """``call(con, *args, **kwargs)`` on a connection to ``state.db`` (read-only unless
+    told otherwise), closed afterwards: the one library call of a command."""
+    con = open_database(read_only=read_only)
+    try:
+        return call(con, *args, **kwargs)
+    finally:
+        con.close()

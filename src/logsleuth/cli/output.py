@@ -21,54 +21,30 @@ import sys
 from contextlib import contextmanager
 from typing import Any
 
-
-class Format(str, enum.Enum):
-    """Output of a table of rows."""
-
-    table = "table"
-    csv = "csv"
-    json = "json"
-    markdown = "markdown"
+from ..analysis.severity import SEVERITIES
 
 
-class RecordFormat(str, enum.Enum):
-    """Output of records with nested parts (ingest, show)."""
-
-    table = "table"
-    json = "json"
-
-
-class FindingsFormat(str, enum.Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
+def choices(name: str, values: str, doc: str) -> type[enum.Enum]:
+    """A ``str`` enum of the space-separated ``values``: typer lists them in the help and
+    refuses any other value (usage error, exit 2)."""
+    kind = enum.Enum(name, [(v, v) for v in values.split()], type=str, module=__name__)
+    kind.__doc__ = doc
+    return kind
 
 
-class CompareFormat(str, enum.Enum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
-    csv = "csv"
-
-
-class FleetExecutor(str, enum.Enum):
-    """Who parses the files of ``ingest --dataset``."""
-
-    local = "local"
-    ray = "ray"
-    serial = "serial"
-
-
-class Severity(str, enum.Enum):
-    critical = "critical"
-    warning = "warning"
-    info = "info"
+#: the choices of every option of the CLI that takes a fixed set of words
+Format = choices("Format", "table csv json markdown", "Output of a table of rows.")
+RecordFormat = choices("RecordFormat", "table json", "Output of records with nested parts (ingest, show).")
+FindingsFormat = choices("FindingsFormat", "table json markdown", "Output of diagnose findings.")
+CompareFormat = choices("CompareFormat", "table json markdown csv", "Output of compare.")
+FleetExecutor = choices("FleetExecutor", "local ray serial", "Who parses the files of ``ingest --dataset``.")
+Severity = choices("Severity", " ".join(SEVERITIES), "A finding's severity, most severe first.")
 
 
 #: width of a console that writes to a pipe or a file: wide enough that nothing wraps
 UNWRAPPED_WIDTH = 100_000
 
-from .inert import cell, inert, markup_safe, plain_json
+from ..inert import cell, inert, markup_safe, plain_json
 
 from typing import TYPE_CHECKING
 
@@ -399,8 +375,8 @@ def write_statements(results: list, fmt: str, out=None) -> None:
 
 
 def write_comparison(result, fmt: str, out=None) -> None:
-    """What ``compare`` prints: the formats of ``analysis.compare_format``, tables through
-    this module's console (width rules above)."""
+    """What ``compare`` prints: the text formats of ``analysis.compare_format``, the table
+    through this module's console (width rules above)."""
     from ..analysis import compare_format as cf
 
     out = out or sys.stdout
@@ -411,4 +387,45 @@ def write_comparison(result, fmt: str, out=None) -> None:
     elif fmt == "csv":
         out.write(cf.compare_csv(result))
     else:
-        console(out).print(cf.compare_rich(result))
+        console(out).print(_comparison_tables(result))
+
+
+def _comparison_tables(result):
+    """The compare table (best value of a row in green) and the configuration differences,
+    cell texts as in every other format (``analysis.compare_format``)."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..analysis.compare_format import best_index, config_cell, fmt_value, row_title
+
+    t = Table(title="runs compared", header_style="bold", show_lines=False)
+    t.add_column("metric", style="dim", overflow="fold")
+    for c in result.columns:
+        t.add_column(markup_safe(c.name) + (" \\[bench]" if c.kind == "bench" else ""), overflow="fold",
+                     justify="right")
+    prev_group = None
+    for r in result.rows:
+        if prev_group is not None and r.group != prev_group:
+            t.add_section()
+        prev_group = r.group
+        best = best_index(r)
+        cells = [Text(inert(fmt_value(v, r.unit)), style="bold green" if i in best else "")
+                 for i, v in enumerate(r.values)]
+        t.add_row(Text(inert(row_title(r))), *cells)
+    parts = [t]
+    if result.config:
+        ct = Table(title="configuration differences", header_style="bold")
+        ct.add_column("setting", style="dim", overflow="fold")
+        for c in result.columns:
+            ct.add_column(markup_safe(c.name), overflow="fold")
+        for r in result.config:
+            ct.add_row(Text(inert(r.title)), *[Text(inert(_clip(config_cell(r, i)))) for i in range(len(r.values))])
+        parts.append(ct)
+    for n in result.notes:
+        parts.append(Text(inert(f"note: {n}"), style="dim"))
+    return Group(*parts)
+
+
+def _clip(s: str, n: int = 60) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"

@@ -9,7 +9,6 @@ input ended before the condition), 130 Ctrl-C/SIGTERM; 2 and 3 as everywhere.
 """
 from __future__ import annotations
 
-import enum
 import os
 import signal
 import sys
@@ -17,14 +16,27 @@ from typing import List, Optional
 
 import typer
 
-from .inert import inert, plain_json
+from ..inert import inert, plain_json
+from .output import choices
 
 
-class WatchFormat(str, enum.Enum):
-    """Plain output: one line of text, or one JSON object, per notice."""
+WatchFormat = choices("WatchFormat", "text jsonl", "Plain output: one line of text, or one JSON object, per notice.")
 
-    text = "text"
-    jsonl = "jsonl"
+#: notices whose line is a template of their fields (``who`` and the inert ``text`` and
+#: ``message`` added; a missing field prints as None)
+_TEMPLATES = {
+    "stalled": "{who}: STALLED: {message}",
+    "resumed": "{who}: resumed (line {line})",
+    "rotated": "{who}: file rotated; following the new file",
+    "truncated": "{who}: file truncated; following the new file",
+    "timeout": "timeout after {after_s} s",
+    "input_ended": "{who}: input ended",
+}
+
+
+class _Fields(dict):
+    def __missing__(self, key):
+        return None
 
 
 def _line(n: dict) -> str:
@@ -34,6 +46,8 @@ def _line(n: dict) -> str:
     if n.get("run") is not None:
         who += f" run {n['run']}"
     text = inert(n.get("text", "")).strip()
+    if ev in _TEMPLATES:
+        return _TEMPLATES[ev].format_map(_Fields(n, who=who, text=text, message=inert(n.get("message", ""))))
     if ev == "run":
         model = f" {n['model']}" if n.get("model") else ""
         tp = f" TP {n['tp_size']}" if n.get("tp_size") else ""
@@ -47,10 +61,6 @@ def _line(n: dict) -> str:
     if ev in ("progress", "status"):
         since = f" [{n['since_launch_s']:.0f} s since launch]" if n.get("since_launch_s") is not None else ""
         return f"{who}: {text}{since}"
-    if ev == "stalled":
-        return f"{who}: STALLED: {inert(n.get('message', ''))}"
-    if ev == "resumed":
-        return f"{who}: resumed (line {n.get('line')})"
     if ev == "finding":
         return (f"{who}: {n['severity'].upper()} {n['rule_id']}: {inert(n['title'])}"
                 f" (line {n.get('line')}: {inert(n.get('evidence') or '').strip()[:160]})")
@@ -58,14 +68,8 @@ def _line(n: dict) -> str:
         return f"{who}: {'fatal ' if n.get('fatal') else ''}error line {n.get('line')}: {text[:200]}"
     if ev == "end":
         return f"{who}: {n['state']} during {n.get('during', '?')} (line {n.get('line')}: {text[:160]})"
-    if ev in ("rotated", "truncated"):
-        return f"{who}: file {ev}; following the new file"
     if ev == "watching":
         return f"watching {', '.join(n.get('sources', []))} (database {n.get('db')})"
-    if ev == "timeout":
-        return f"timeout after {n.get('after_s')} s"
-    if ev == "input_ended":
-        return f"{who}: input ended"
     return f"{who}: {text or ev}"
 
 
@@ -75,71 +79,99 @@ def _panel(snap: dict):
     from rich.table import Table
     from rich.text import Text
 
-    from ..watch.phases import fmt_duration
-    from .output import sparkline
-
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
+    for label, text in _phase_rows(snap) + _serving_rows(snap) + _finding_rows(snap):
+        grid.add_row(label, text)
+    return Panel(grid, title=Text(_panel_title(snap)), title_align="left",
+                 border_style="red" if snap.get("stalled") or snap.get("phase") == "crashed" else "blue")
+
+
+def _phase_rows(snap: dict) -> list:
+    """(label, Text) rows: phase and time in it, phase times so far, progress bar, stall."""
+    from rich.text import Text
+
+    from ..watch.phases import fmt_duration
+
     phase = Text(snap.get("title", "?"), style="bold red" if snap.get("phase") in ("crashed",) else "bold cyan")
     if snap.get("in_phase_s") is not None:
         phase.append(f"  for {fmt_duration(snap['in_phase_s'])}", style="")
-    grid.add_row("phase", phase)
+    rows = [("phase", phase)]
     times = snap.get("phase_times") or {}
     if times:
-        grid.add_row("so far", Text("  ".join(f"{k} {fmt_duration(v)}" for k, v in times.items())))
+        rows.append(("so far", Text("  ".join(f"{k} {fmt_duration(v)}" for k, v in times.items()))))
     prog = snap.get("progress")
     if prog:
         width = 30
         filled = int(width * prog["done"] / prog["total"]) if prog.get("total") else 0
-        bar = Text("█" * filled + "░" * (width - filled) + f" {prog['done']}/{prog['total']}")
-        grid.add_row("progress", bar)
-        grid.add_row("", Text(inert(snap.get("progress_text", ""))))
+        rows.append(("progress", Text("█" * filled + "░" * (width - filled) + f" {prog['done']}/{prog['total']}")))
+        rows.append(("", Text(inert(snap.get("progress_text", "")))))
     if snap.get("stalled"):
-        grid.add_row("STALLED", Text(f"no new line for {fmt_duration(snap.get('silent_s'))} "
-                                     f"(last line {snap.get('last_line')})", style="bold red"))
+        rows.append(("STALLED", Text(f"no new line for {fmt_duration(snap.get('silent_s'))} "
+                                     f"(last line {snap.get('last_line')})", style="bold red")))
+    return rows
+
+
+#: serving figures shown as sparklines: (series key, label)
+_SERIES = (("gen_tok_s", "gen tok/s"), ("running_reqs", "running"), ("queued_reqs", "queued"),
+           ("kv_usage", "KV usage"), ("accept_len", "accept len"))
+#: serving figures on the "serving" line: (key, label, digits)
+_SERVING = (("running_reqs", "running", 0), ("queued_reqs", "queued", 0), ("gen_tok_s", "gen tok/s", 1),
+            ("kv_usage", "KV", 2))
+
+
+def _serving_rows(snap: dict) -> list:
+    """(label, Text) rows while serving: current figures, sparklines, single-stream speed."""
+    from rich.text import Text
+
+    from .output import sparkline
+
     serving = snap.get("serving") or {}
+    if not serving:
+        return []
+    parts = [f"{label} {serving[key]:.{digits}f}" for key, label, digits in _SERVING
+             if isinstance(serving.get(key), (int, float))]
+    if snap.get("cuda_graph_share") is not None:
+        parts.append(f"CUDA graph {snap['cuda_graph_share']:.0%} of busy steps")
+    rows = [("serving", Text("  ".join(parts)))]
     series = snap.get("series") or {}
-    if serving:
-        def fmt(key, label, digits=1):
-            v = serving.get(key)
-            return f"{label} {v:.{digits}f}" if isinstance(v, (int, float)) else None
-        parts = [p for p in (fmt("running_reqs", "running", 0), fmt("queued_reqs", "queued", 0),
-                             fmt("gen_tok_s", "gen tok/s"), fmt("kv_usage", "KV", 2)) if p]
-        if snap.get("cuda_graph_share") is not None:
-            parts.append(f"CUDA graph {snap['cuda_graph_share']:.0%} of busy steps")
-        grid.add_row("serving", Text("  ".join(parts)))
-        for key, label in (("gen_tok_s", "gen tok/s"), ("running_reqs", "running"), ("queued_reqs", "queued"),
-                           ("kv_usage", "KV usage"), ("accept_len", "accept len")):
-            if len(series.get(key, [])) > 1:
-                vals = series[key]
-                grid.add_row(label, Text(f"{sparkline(vals, 40)}  {min(vals):.1f}–{max(vals):.1f}"))
-        if snap.get("accept_len_meaning"):
-            grid.add_row("", Text(snap["accept_len_meaning"]))
-        if snap.get("single_stream_tok_s"):
-            grid.add_row("1-stream", Text(f"{snap['single_stream_tok_s']:.1f} tok/s (median at one running request)"))
-    for line in snap.get("compare") or []:
-        grid.add_row("vs before", Text(inert(line)))
-    findings = snap.get("findings") or []
-    for f in findings[:6]:
+    rows += [(label, Text(f"{sparkline(vals, 40)}  {min(vals):.1f}–{max(vals):.1f}"))
+             for key, label in _SERIES if len(vals := series.get(key, [])) > 1]
+    if snap.get("accept_len_meaning"):
+        rows.append(("", Text(snap["accept_len_meaning"])))
+    if snap.get("single_stream_tok_s"):
+        rows.append(("1-stream", Text(f"{snap['single_stream_tok_s']:.1f} tok/s (median at one running request)")))
+    return rows
+
+
+def _finding_rows(snap: dict) -> list:
+    """(label, Text) rows: comparison with earlier runs, then up to six findings."""
+    from rich.text import Text
+
+    rows = [("vs before", Text(inert(line))) for line in snap.get("compare") or []]
+    for i, f in enumerate((snap.get("findings") or [])[:6]):
         sev = f["severity"]
-        style = {"critical": "bold red", "error": "red", "warning": "yellow"}.get(sev, "")
-        t = Text(f"{sev} ", style=style)
+        t = Text(f"{sev} ", style={"critical": "bold red", "warning": "yellow"}.get(sev, ""))
         t.append(f"{f['rule_id']}: {inert(f['title'])}")
         t.append(f"\n  line {f.get('line')}: {inert(f.get('evidence') or '').strip()[:200]}", style="dim")
-        grid.add_row("finding" if f is findings[0] else "", t)
+        rows.append(("finding" if i == 0 else "", t))
+    return rows
+
+
+def _panel_title(snap: dict) -> str:
+    """source · run · model · TP · engine (log text made inert)."""
     source = snap.get("source", "")
-    title_bits = [inert(os.path.basename(source) if len(source) > 30 else source)]
+    bits = [inert(os.path.basename(source) if len(source) > 30 else source)]
     if snap.get("run") is not None:
-        title_bits.append(f"run {snap['run']}")
+        bits.append(f"run {snap['run']}")
     if snap.get("model"):
-        title_bits.append(inert(snap["model"]))
+        bits.append(inert(snap["model"]))
     if snap.get("tp_size"):
-        title_bits.append(f"TP {snap['tp_size']}")
+        bits.append(f"TP {snap['tp_size']}")
     if snap.get("engine") and snap["engine"] not in ("unknown", "none"):
-        title_bits.append(snap["engine"])
-    return Panel(grid, title=Text(" · ".join(title_bits)), title_align="left",
-                 border_style="red" if snap.get("stalled") or snap.get("phase") == "crashed" else "blue")
+        bits.append(snap["engine"])
+    return " · ".join(bits)
 
 
 def watch(
@@ -160,23 +192,12 @@ def watch(
 ):
     """Follow growing server logs live: phase, progress with ETA, stalls, findings; stores everything."""
     from ..db.connection import default_db_path
-    from ..errors import BadInputError, UsageError
-    from ..watch.session import Watch, WatchOptions, parse_exit_on
+    from ..watch.session import Watch, WatchOptions
 
     db = ctx.find_root().params.get("db")  # the global --db (or LOGSLEUTH_DB)
 
     fmt = fmt.value
-    try:
-        parse_exit_on(exit_on)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    for value, name in ((poll, "--poll"), (store_every, "--store-every"), (speed, "--speed")):
-        if value <= 0:
-            raise UsageError(f"{name} {value:g}: must be positive")
-    if paths.count("-") > 1:
-        raise UsageError("- (stdin) can be given once")
-    if "-" in paths and sys.stdin.isatty():
-        raise BadInputError("-: stdin is a terminal; pipe a log into it (docker logs -f NAME | logsleuth watch -)")
+    _check_options(paths, exit_on, poll=poll, store_every=store_every, speed=speed)
     live = not plain and fmt == "text" and sys.stdout.isatty()
     out = sys.stdout
     rules = {"extra_dirs": rules_dir or None, "sets": set_ or None}
@@ -193,10 +214,37 @@ def watch(
         out.write((plain_json(notice, default=str) if fmt == "jsonl" else _line(notice)) + "\n")
         out.flush()
 
-    w = Watch(options, emit)
+    rc = _run(Watch(options, emit), live, out)
+    if rc == 130:
+        sys.stderr.write("stopped; everything read so far is stored\n")
+    raise typer.Exit(rc)
+
+
+def _check_options(paths: list[str], exit_on: list[str], **positive: float) -> None:
+    """Usage errors (exit 2) and an unusable stdin (exit 3) before anything is opened."""
+    from ..errors import BadInputError, UsageError
+    from ..watch.session import parse_exit_on
+
+    try:
+        parse_exit_on(exit_on)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    for name, value in positive.items():
+        if value <= 0:
+            raise UsageError(f"--{name.replace('_', '-')} {value:g}: must be positive")
+    if paths.count("-") > 1:
+        raise UsageError("- (stdin) can be given once")
+    if "-" in paths and sys.stdin.isatty():
+        raise BadInputError("-: stdin is a terminal; pipe a log into it (docker logs -f NAME | logsleuth watch -)")
+
+
+def _run(w, live: bool, out) -> int:
+    """Run the watch until its exit condition: the first Ctrl-C/SIGTERM stops it cleanly
+    (what was read is stored), a second gives up at once. ``live``: a rich Live view of
+    one panel per run, redrawn on every poll."""
     presses = {"n": 0}
 
-    def on_signal(signum, frame):  # first: stop cleanly and store; second Ctrl-C: give up now
+    def on_signal(signum, frame):
         presses["n"] += 1
         if presses["n"] > 1:
             raise KeyboardInterrupt
@@ -205,30 +253,23 @@ def watch(
     old_int = signal.signal(signal.SIGINT, on_signal)
     old_term = signal.signal(signal.SIGTERM, on_signal)
     try:
-        if live:
-            from rich.console import Console, Group
-            from rich.live import Live
-            from rich.text import Text
+        if not live:
+            return w.run()
+        from rich.console import Console, Group
+        from rich.live import Live
+        from rich.text import Text
 
-            console = Console(file=out)
+        def view(watcher):
+            snaps = watcher.snapshots()
+            return Group(*[_panel(s) for s in snaps]) if snaps else Text("waiting for input ...")
 
-            def view(watcher):
-                snaps = watcher.snapshots()
-                if not snaps:
-                    return Text("waiting for input ...")
-                return Group(*[_panel(s) for s in snaps])
-
-            with Live(Text("starting ..."), console=console, refresh_per_second=4, transient=False) as lv:
-                rc = w.run(on_poll=lambda watcher: lv.update(view(watcher)))
-                lv.update(view(w))
-        else:
-            rc = w.run()
+        with Live(Text("starting ..."), console=Console(file=out), refresh_per_second=4, transient=False) as lv:
+            rc = w.run(on_poll=lambda watcher: lv.update(view(watcher)))
+            lv.update(view(w))
+        return rc
     finally:
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
-    if rc == 130:
-        sys.stderr.write("stopped; everything read so far is stored\n")
-    raise typer.Exit(rc)
 
 
 def register(app) -> None:

@@ -13,11 +13,14 @@ nothing is changed. Crash safety comes from DuckDB's transactions: each ingest i
 transaction, so a killed process leaves the file as it was before that ingest. New files
 are written in the storage format of DuckDB 1.5 (``STORAGE_COMPATIBILITY``) so that the
 duckdb CLI from PyPI opens them; schema upgrades are the named steps of ``migrations.py``.
+``with transaction(con):`` is one transaction (rolled back if the block raises);
+``fetch_one(cursor)`` the first row or None.
 """
 from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -193,17 +196,12 @@ def _ensure_schema(con, path: str) -> None:
     elif tables - {"meta"} and "sources" not in tables:
         raise DatabaseError(f"{path}: a DuckDB file that is not a logsleuth database",
                             hint="use another --db")
-    con.execute("BEGIN TRANSACTION")
     try:
-        migrate(con, tables, version)  # named steps of db/migrations.py, each recorded
-        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
-        create_views(con)
-        con.execute("COMMIT")
+        with transaction(con):
+            migrate(con, tables, version)  # named steps of db/migrations.py, each recorded
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+            create_views(con)
     except duckdb.Error as exc:
-        try:  # a failed COMMIT (a full disk) has ended the transaction already
-            con.execute("ROLLBACK")
-        except duckdb.Error:
-            pass
         raise DatabaseError(f"{path}: cannot create schema ({_first_line(exc)})") from None
 
 
@@ -244,3 +242,20 @@ def fetch_one(cur):
     connection that still holds an unfinished result)."""
     rows = cur.fetchall()
     return rows[0] if rows else None
+
+
+@contextmanager
+def transaction(con):
+    """``BEGIN`` before the block, ``COMMIT`` after it; ``ROLLBACK`` when it raises (any
+    exception, Ctrl-C too), then the exception goes on. A failed ``COMMIT`` (a full disk)
+    has ended the transaction already, so the ``ROLLBACK`` after it may fail: ignored."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+        con.execute("COMMIT")
+    except BaseException:
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass
+        raise

@@ -23,22 +23,9 @@ from .env_report import ANSI
 from .report_patterns import report_patterns
 
 _P = report_patterns()  # parsers/env_reports.toml, compiled
-_ARCH_STRING = _P.hints["arch_string"]
-_CC_PHRASE = _P.hints["cc_phrase"]
-_CC_REQUIREMENT = _P.hints["cc_requirement"]
-_DEVICE_CC = _P.hints["device_cc"]
-_DIFFERENT_DEVICES = _P.hints["different_devices"]
-_FLASHINFER_ARCH = _P.hints["flashinfer_arch"]
-_FREE_MEMORY = _P.hints["free_memory"]
-_GFX_ANYWHERE = _P.hints["gfx_anywhere"]
-_MOE_DEVICE = _P.hints["moe_device"]
-_ROCM_TELL = _P.hints["rocm_tell"]
-_SMI_BANNER = _P.detect["smi_banner"]
-_SMI_ROW = _P.detect["smi_row"]
-_TOTAL_CAPACITY = _P.hints["total_capacity"]
-_HOW_RANK = _P.hints["rank"]
-_MOE_DOWN_SUFFIX = _P.hints["moe_down_suffix"]
-_AMDSMI_TELL = _P.hints["amdsmi_tell"]
+#: the [hints] and [detect] sections, read by key where used
+_HINTS = _P.hints
+_DETECT = _P.detect
 
 
 def prefilter_likes() -> list[str]:
@@ -47,7 +34,7 @@ def prefilter_likes() -> list[str]:
 
 
 def hint_rank(how: str) -> int:
-    return _HOW_RANK.get(how, 9)
+    return _HINTS["rank"].get(how, 9)
 
 
 class Hint(NamedTuple):
@@ -76,13 +63,9 @@ class Hint(NamedTuple):
             return "memory"
         return "name"
 
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Hints inside server logs
 # ---------------------------------------------------------------------------------------------------------------
-
-
 
 
 def gpu_hints_from_text(lines: list[str], catalog: Iterable[GpuModel] | None = None) -> list[Hint]:
@@ -97,21 +80,21 @@ def gpu_hints_from_text(lines: list[str], catalog: Iterable[GpuModel] | None = N
 
 def _line_hints(line: str, name_pattern: regex.Pattern) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    found += [(_config_name(m.group(1)), "moe_config") for m in _MOE_DEVICE.finditer(line)]
-    if match := _DIFFERENT_DEVICES.search(line):
+    found += [(_config_name(m.group(1)), "moe_config") for m in _HINTS["moe_device"].finditer(line)]
+    if match := _HINTS["different_devices"].search(line):
         found += [(name.strip(), "different_devices") for name in match.group(1).split(",") if name.strip()]
-    if match := _SMI_ROW.match(line.strip()):
+    if match := _DETECT["smi_row"].match(line.strip()):
         found.append((match["name"], "nvidia_smi"))
-    elif _SMI_BANNER.search(line):
+    elif _DETECT["smi_banner"].search(line):
         found.append(("nvidia", "nvidia_smi"))
     if not any(how in ("moe_config", "different_devices", "nvidia_smi") for _, how in found):
         found += [(_config_name(m.group(0)), "device_string") for m in name_pattern.finditer(line)]
     found += _memory_hints(line)
     found += _arch_hints(line)
-    found += [(m.group(1).lower(), "gfx_target") for m in _GFX_ANYWHERE.finditer(line)]
-    if _AMDSMI_TELL.search(line):
+    found += [(m.group(1).lower(), "gfx_target") for m in _HINTS["gfx_anywhere"].finditer(line)]
+    if _HINTS["amdsmi_tell"].search(line):
         found.append(("amd", "amdsmi"))
-    elif _ROCM_TELL.search(line):
+    elif _HINTS["rocm_tell"].search(line):
         found.append(("amd", "rocm"))
     return list(dict.fromkeys(found))
 
@@ -119,15 +102,15 @@ def _line_hints(line: str, name_pattern: regex.Pattern) -> list[tuple[str, str]]
 def _config_name(token: str) -> str:
     """MoE config token -> printed name: NVIDIA names contain no "_", so "_" -> " " restores them (§3);
     SGLang's "_down" suffix (down-projection configs) is not part of the name."""
-    token = _MOE_DOWN_SUFFIX.sub("", token)
+    token = _HINTS["moe_down_suffix"].sub("", token)
     return token.replace("_", " ")
 
 
 def _memory_hints(line: str) -> list[tuple[str, str]]:
     found = []
-    for match in _TOTAL_CAPACITY.finditer(line):
+    for match in _HINTS["total_capacity"].finditer(line):
         found.append((f"{match.group(1) or match.group(2)} GiB", "total_capacity"))
-    for match in _FREE_MEMORY.finditer(line):
+    for match in _HINTS["free_memory"].finditer(line):
         found.append((f"{match.group(1) or match.group(2)} GiB", "free_memory"))
     return found
 
@@ -138,14 +121,14 @@ def _arch_hints(line: str) -> list[tuple[str, str]]:
     listing several different archs (TORCH_CUDA_ARCH_LIST, "supports CUDA capabilities sm_50 sm_60 ...")
     names what a build supports, not the device, so it only counts through the explicit phrases."""
     found = []
-    if match := _FLASHINFER_ARCH.search(line):
+    if match := _HINTS["flashinfer_arch"].search(line):
         found.append((digits_to_cc(match.group(1)), "flashinfer_arch"))
-    if match := _DEVICE_CC.search(line):
+    if match := _HINTS["device_cc"].search(line):
         found.append((digits_to_cc(match.group(1)), "device_capability"))
-    if (match := _CC_PHRASE.search(line)) and not _CC_REQUIREMENT.search(line):
+    if (match := _HINTS["cc_phrase"].search(line)) and not _HINTS["cc_requirement"].search(line):
         found.append((f"{int(match.group(1))}.{match.group(2)}", "compute_capability"))
     if not found:
-        archs = {m.group(1) for m in _ARCH_STRING.finditer(line)}
+        archs = {m.group(1) for m in _HINTS["arch_string"].finditer(line)}
         if len(archs) == 1:
             found.append((digits_to_cc(archs.pop()), "arch_string"))
     return found

@@ -97,6 +97,14 @@ def _body_between(msg: str, opener: str) -> str:
     return body[:-1] if body.rstrip().endswith(")") else body
 
 
+def _assignments(body: str, out: list) -> None:
+    """``key=value`` items of a top-level comma list (Namespace(...), vLLM's config line)."""
+    for item in split_top_level(body):
+        if "=" in item:
+            k, v = item.split("=", 1)
+            _flatten(k.strip(), _value_text(v), out)
+
+
 def parse_config_line(parser: str, msg: str) -> list[tuple[str, str | None]]:
     out: list[tuple[str, str | None]] = []
     if parser == "pyrepr":
@@ -104,11 +112,7 @@ def parse_config_line(parser: str, msg: str) -> list[tuple[str, str | None]]:
         body = _body_between(msg, opener).rstrip()
         if body.endswith(")"):
             body = body[:-1]
-        for item in split_top_level(body):
-            if "=" not in item:
-                continue
-            k, v = item.split("=", 1)
-            _flatten(k.strip(), _value_text(v), out)
+        _assignments(body, out)
     elif parser == "pydict":
         body = msg[msg.find("{"):]
         try:
@@ -129,11 +133,7 @@ def parse_config_line(parser: str, msg: str) -> list[tuple[str, str | None]]:
         if m:
             out.append(("engine_version", m.group(1)))
         body = msg.split(" with config: ", 1)[-1]
-        for item in split_top_level(body):
-            if "=" not in item:
-                continue
-            k, v = item.split("=", 1)
-            _flatten(k.strip(), _value_text(v), out)
+        _assignments(body, out)
     elif parser == "env":
         m = re.search(r"((?:NCCL|CUDA|VLLM|SGLANG|TORCH|PYTORCH|NVIDIA|OMP|HF|TRITON|FLASHINFER|UCX|GLOO)_\w*)"
                       r"(?:=| set by environment to )(\S*?)\.?\s*$", msg)

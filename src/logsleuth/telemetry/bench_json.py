@@ -15,13 +15,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from types import MappingProxyType
 
 import polars as pl
 
 from ..errors import BadInputError
 
 #: JSON key -> bench_results column (same meaning, same unit)
-KEY_COLUMNS = {
+_NAMED_KEYS = {
     "backend": "backend", "endpoint_type": "backend", "completed": "successful_requests", "failed": "failed_requests",
     "max_concurrency": "max_concurrency", "request_rate": "request_rate", "duration": "duration_s",
     "total_input_tokens": "total_input_tokens", "total_output_tokens": "total_output_tokens",
@@ -34,10 +35,13 @@ KEY_COLUMNS = {
     "model_id": "model_id", "label": "bench_label", "tag": "bench_label",
 }
 # latency statistics: sglang writes e2e_latency, vLLM e2el; both in ms
-for _metric, _col in (("ttft", "ttft"), ("tpot", "tpot"), ("itl", "itl"), ("e2e_latency", "e2e"), ("e2el", "e2e")):
-    for _stat, _prefix in (("mean", "mean"), ("median", "median"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99")):
-        KEY_COLUMNS[f"{_stat}_{_metric}_ms"] = f"{_prefix}_{_col}_ms"
-KEY_COLUMNS["max_itl_ms"] = "max_itl_ms"
+KEY_COLUMNS = MappingProxyType({
+    **_NAMED_KEYS,
+    **{f"{stat}_{metric}_ms": f"{stat}_{col}_ms"
+       for metric, col in (("ttft", "ttft"), ("tpot", "tpot"), ("itl", "itl"), ("e2e_latency", "e2e"), ("e2el", "e2e"))
+       for stat in ("mean", "median", "p90", "p95", "p99")},
+    "max_itl_ms": "max_itl_ms",
+})
 _INT_COLUMNS = {"successful_requests", "failed_requests", "total_input_tokens", "total_output_tokens",
                 "spec_drafts", "spec_draft_tokens", "spec_accepted_tokens", "n_detailed"}
 _TEXT_COLUMNS = {"backend", "model_id", "bench_label", "tool"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ..analysis.metric import Metric
 from .loaders import bench_latency, gpu_figures
 
 LOADERS = {
@@ -35,8 +36,6 @@ def _round(v, digits):
 
 
 def telemetry_rows(ctx) -> list:
-    from ..analysis.compare import Metric
-
     gpu, bench = ctx.get("telemetry_gpu"), ctx.get("telemetry_bench")
     rows = []
 

@@ -30,8 +30,9 @@ from typing import Callable
 import polars as pl
 
 from ..db import schema
-from ..db.connection import fetch_one
+from ..db.connection import fetch_one, transaction
 from ..errors import BadInputError, UsageError
+from ..ingest.redact import redact_columns, redact_lines, redact_name
 from .gpu_text import parse_gpu_text
 from .prometheus import parse_exposition
 from .store import ensure_columns, insert
@@ -100,6 +101,7 @@ def _parse_response(url: str, text: str, ts: dt.datetime, snapshot: int, first_l
     """Lines to store (separator + response) and the metrics they give."""
     lines = [f"# scrape {ts.isoformat(timespec='milliseconds')}"] + text.rstrip("\n").split("\n")
     metrics, kinds = parse_exposition(lines, url, default_ts=ts, first_snapshot=snapshot)
+    lines, metrics = redact_lines(lines), redact_columns(metrics)  # the logs' redaction policy
     if metrics.height == 0:
         raise BadInputError(f"{url}: not a Prometheus endpoint (no samples in its response)")
     metrics = metrics.with_columns(pl.col("line_no") + (first_line - 1))
@@ -120,7 +122,7 @@ def _new_source(con, name: str, kind: str, label, url_or_cmd: str, started: dt.d
     digest = hashlib.sha256(f"scrape\0{url_or_cmd}\0{started.isoformat()}".encode()).hexdigest()
     con.execute("INSERT INTO sources (source_id, path, name, sha256, bytes, n_lines, kind, engine, label, ingested_at,"
                 " compressed) VALUES (?, ?, ?, ?, 0, 0, ?, 'telemetry', ?, ?, false)",
-                [source_id, url_or_cmd, name, digest, kind, label, started])
+                [source_id, redact_name(url_or_cmd), redact_name(name), digest, kind, label, started])
     return source_id
 
 
@@ -136,19 +138,6 @@ def _store_lines(con, source_id: int, lines: list[str], kinds: dict, first_line:
     insert(con, "lines_other", frame)
     con.execute("UPDATE sources SET n_lines = n_lines + ?, bytes = bytes + ? WHERE source_id = ?",
                 [n, sum(len(s.encode()) + 1 for s in lines), source_id])
-
-
-def _commit(con, work: Callable[[], None]) -> None:
-    con.execute("BEGIN TRANSACTION")
-    try:
-        work()
-        con.execute("COMMIT")
-    except BaseException:
-        try:
-            con.execute("ROLLBACK")
-        except Exception:
-            pass
-        raise
 
 
 def _sample_gpus(binary: str) -> list[str] | None:
@@ -175,7 +164,6 @@ def scrape(con, urls: list[str], *, interval_s: float = 5.0, duration_s: float |
         raise UsageError(f"--duration {duration_s}: must be above 0 seconds")
     if run is not None and not fetch_one(con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run])):
         raise BadInputError(f"--run {run}: no such run (see `logsleuth runs`)")
-    stop = stop or threading.Event()
     result = ScrapeResult(endpoints=[Endpoint(normalise_url(u)) for u in urls])
     # check every endpoint before anything is written
     first: dict[str, tuple] = {}
@@ -185,92 +173,12 @@ def scrape(con, urls: list[str], *, interval_s: float = 5.0, duration_s: float |
     gpu_bin = shutil.which(nvidia_smi_binary) if nvidia_smi else None
     if nvidia_smi and gpu_bin is None:
         result.notes.append(f"{nvidia_smi_binary} not found on PATH: GPU sampling skipped")
-    started = dt.datetime.now()
-    ensure = [True]
-
-    def store_endpoint(ep: Endpoint, ts: dt.datetime, parsed) -> None:
-        lines, kinds, metrics = parsed
-
-        def work():
-            if ensure[0]:
-                ensure_columns(con)
-                ensure[0] = False
-            if not ep.source_id:
-                host, port, netloc = _host_of(ep.url)
-                ep.source_id = _new_source(con, netloc, "prometheus", label, ep.url, started)
-                model = metrics["model"].drop_nulls()
-                con.execute("INSERT INTO telemetry_sources (source_id, tool, host, instance, port, model, first_ts,"
-                            " last_ts, run_id) VALUES (?, 'prometheus', ?, ?, ?, ?, ?, ?, ?)",
-                            [ep.source_id, host, netloc, port, model[0] if len(model) else None, ts, ts, run])
-            sid = pl.lit(ep.source_id, dtype=pl.Int32).alias("source_id")
-            insert(con, "metrics", metrics.with_columns(sid))
-            from .dcgm import dcgm_gpu_samples
-
-            gpus = dcgm_gpu_samples(metrics)
-            if gpus.height:
-                insert(con, "gpu_samples", gpus.with_columns(sid))
-            _store_lines(con, ep.source_id, lines, kinds, ep.lines + 1, run)
-            con.execute("UPDATE telemetry_sources SET last_ts = ? WHERE source_id = ?", [ts, ep.source_id])
-        _commit(con, work)
-        ep.lines += len(lines)
-        ep.snapshots += 1
-
-    def store_gpus(lines: list[str], ts: dt.datetime) -> None:
-        header_needed = result.gpu_source_id is None
-        body = lines if header_needed else lines[1:]  # the header once, as `nvidia-smi -l` prints it
-        offset = 0 if header_needed else result.gpu_lines
-
-        def work():
-            if header_needed:
-                result.gpu_source_id = _new_source(con, "nvidia-smi", "nvidia_smi_csv", label, "nvidia-smi --query-gpu",
-                                                   started)
-                con.execute("INSERT INTO telemetry_sources (source_id, tool, host, first_ts, last_ts, run_id)"
-                            " VALUES (?, 'nvidia-smi', ?, ?, ?, ?)", [result.gpu_source_id, socket.gethostname(),
-                                                                     ts, ts, run])
-            samples, kinds = parse_gpu_text("nvidia_smi_csv", lines, "nvidia-smi")
-            if not header_needed:
-                samples = samples.filter(pl.col("line_no") > 1)
-                kinds = {i - 1: k for i, k in kinds.items() if i > 0}
-            samples = samples.with_columns(pl.col("line_no") - (1 if not header_needed else 0) + offset,
-                                           pl.lit(result.gpu_source_id, dtype=pl.Int32).alias("source_id"))
-            insert(con, "gpu_samples", samples)
-            _store_lines(con, result.gpu_source_id, body, {k + offset: v for k, v in kinds.items()}, offset + 1, run)
-            con.execute("UPDATE telemetry_sources SET last_ts = ? WHERE source_id = ?", [ts, result.gpu_source_id])
-        _commit(con, work)
-        result.gpu_lines = offset + len(body)
-        result.gpu_samples += len(body) - (1 if header_needed else 0)
-
+    writer = _Writer(con, result, label, run)
     deadline = None if duration_s is None else time.monotonic() + duration_s
     try:
         for ep in result.endpoints:
-            ts, parsed = first.pop(ep.url)
-            store_endpoint(ep, ts, parsed)
-        poll = 0
-        while True:
-            if gpu_bin:
-                out = _sample_gpus(gpu_bin)
-                if out is None:
-                    result.notes.append("nvidia-smi failed: GPU sampling stopped")
-                    gpu_bin = None
-                else:
-                    store_gpus(out, dt.datetime.now())
-            if on_poll:
-                on_poll(result)
-            poll += 1
-            wait = interval_s if deadline is None else min(interval_s, deadline - time.monotonic())
-            if wait <= 0 or stop.wait(wait) or (deadline is not None and time.monotonic() >= deadline):
-                break
-            for ep in [e for e in result.endpoints if e.alive]:
-                ts = dt.datetime.now()
-                try:
-                    parsed = _parse_response(ep.url, fetch(ep.url), ts, ep.snapshots, ep.lines + 1)
-                except BadInputError as exc:
-                    ep.alive = False
-                    result.lost.append((ep.url, ep.snapshots, str(exc)))
-                    continue
-                store_endpoint(ep, ts, parsed)
-            if not any(e.alive for e in result.endpoints):
-                break
+            writer.endpoint(ep, *first.pop(ep.url))
+        _poll(writer, interval_s, deadline, gpu_bin, stop or threading.Event(), on_poll)
     except KeyboardInterrupt:
         result.interrupted = True  # Ctrl-C ends a scrape; what was committed stays
     if con is not None:
@@ -279,3 +187,101 @@ def scrape(con, urls: list[str], *, interval_s: float = 5.0, duration_s: float |
         except Exception:
             pass
     return result
+
+
+def _poll(writer: _Writer, interval_s: float, deadline: float | None, gpu_bin: str | None,
+          stop: threading.Event, on_poll) -> None:
+    """Sample the GPUs and poll the endpoints still alive every ``interval_s`` until the
+    deadline, ``stop`` or no endpoint is left; an endpoint that fails is dropped into
+    ``result.lost``."""
+    result = writer.result
+    while True:
+        if gpu_bin:
+            out = _sample_gpus(gpu_bin)
+            if out is None:
+                result.notes.append("nvidia-smi failed: GPU sampling stopped")
+                gpu_bin = None
+            else:
+                writer.gpus(out, dt.datetime.now())
+        if on_poll:
+            on_poll(result)
+        wait = interval_s if deadline is None else min(interval_s, deadline - time.monotonic())
+        if wait <= 0 or stop.wait(wait) or (deadline is not None and time.monotonic() >= deadline):
+            return
+        for ep in [e for e in result.endpoints if e.alive]:
+            ts = dt.datetime.now()
+            try:
+                parsed = _parse_response(ep.url, fetch(ep.url), ts, ep.snapshots, ep.lines + 1)
+            except BadInputError as exc:
+                ep.alive = False
+                result.lost.append((ep.url, ep.snapshots, str(exc)))
+                continue
+            writer.endpoint(ep, ts, parsed)
+        if not any(e.alive for e in result.endpoints):
+            return
+
+
+class _Writer:
+    """Stores what one scrape polls, each poll in a transaction of its own: an endpoint's
+    response into its source (made on its first poll), GPU samples into the nvidia-smi source."""
+
+    def __init__(self, con, result: ScrapeResult, label: str | None, run: int | None):
+        self.con, self.result, self.label, self.run = con, result, label, run
+        self.started = dt.datetime.now()
+        self._columns_checked = False
+
+    def _ensure_columns(self) -> None:
+        if not self._columns_checked:
+            ensure_columns(self.con)
+            self._columns_checked = True
+
+    def endpoint(self, ep: Endpoint, ts: dt.datetime, parsed) -> None:
+        from .dcgm import dcgm_gpu_samples
+
+        con = self.con
+        lines, kinds, metrics = parsed
+        with transaction(con):
+            self._ensure_columns()
+            if not ep.source_id:
+                host, port, netloc = _host_of(ep.url)
+                ep.source_id = _new_source(con, netloc, "prometheus", self.label, ep.url, self.started)
+                model = metrics["model"].drop_nulls()
+                con.execute("INSERT INTO telemetry_sources (source_id, tool, host, instance, port, model, first_ts,"
+                            " last_ts, run_id) VALUES (?, 'prometheus', ?, ?, ?, ?, ?, ?, ?)",
+                            [ep.source_id, host, redact_name(netloc), port, model[0] if len(model) else None, ts, ts,
+                             self.run])
+            sid = pl.lit(ep.source_id, dtype=pl.Int32).alias("source_id")
+            insert(con, "metrics", metrics.with_columns(sid))
+            gpus = dcgm_gpu_samples(metrics)
+            if gpus.height:
+                insert(con, "gpu_samples", gpus.with_columns(sid))
+            _store_lines(con, ep.source_id, lines, kinds, ep.lines + 1, self.run)
+            con.execute("UPDATE telemetry_sources SET last_ts = ? WHERE source_id = ?", [ts, ep.source_id])
+        ep.lines += len(lines)
+        ep.snapshots += 1
+
+    def gpus(self, lines: list[str], ts: dt.datetime) -> None:
+        con, result = self.con, self.result
+        header_needed = result.gpu_source_id is None
+        body = lines if header_needed else lines[1:]  # the header once, as `nvidia-smi -l` prints it
+        offset = 0 if header_needed else result.gpu_lines
+        with transaction(con):
+            if header_needed:
+                result.gpu_source_id = _new_source(con, "nvidia-smi", "nvidia_smi_csv", self.label,
+                                                   "nvidia-smi --query-gpu", self.started)
+                con.execute("INSERT INTO telemetry_sources (source_id, tool, host, first_ts, last_ts, run_id)"
+                            " VALUES (?, 'nvidia-smi', ?, ?, ?, ?)", [result.gpu_source_id, socket.gethostname(),
+                                                                     ts, ts, self.run])
+            samples, kinds = parse_gpu_text("nvidia_smi_csv", lines, "nvidia-smi")
+            samples, body = redact_columns(samples), redact_lines(body)  # the logs' redaction policy
+            if not header_needed:
+                samples = samples.filter(pl.col("line_no") > 1)
+                kinds = {i - 1: k for i, k in kinds.items() if i > 0}
+            samples = samples.with_columns(pl.col("line_no") - (1 if not header_needed else 0) + offset,
+                                           pl.lit(result.gpu_source_id, dtype=pl.Int32).alias("source_id"))
+            insert(con, "gpu_samples", samples)
+            _store_lines(con, result.gpu_source_id, body, {k + offset: v for k, v in kinds.items()}, offset + 1,
+                         self.run)
+            con.execute("UPDATE telemetry_sources SET last_ts = ? WHERE source_id = ?", [ts, result.gpu_source_id])
+        result.gpu_lines = offset + len(body)
+        result.gpu_samples += len(body) - (1 if header_needed else 0)

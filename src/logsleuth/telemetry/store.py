@@ -20,8 +20,9 @@ from pathlib import Path
 import polars as pl
 
 from ..db import schema
-from ..db.connection import fetch_one
+from ..db.connection import fetch_one, transaction
 from ..errors import BadInputError
+from ..ingest.redact import redact_columns, redact_lines
 from .bench_json import parse_bench_json
 from .dcgm import dcgm_gpu_samples
 from .gpu_text import parse_gpu_text
@@ -119,6 +120,18 @@ def _first(frame, col):
     return vals[0] if len(vals) else None
 
 
+def _identity(kind: str, tables: dict) -> tuple[str, str | None, str | None]:
+    """(tool, host, model) of a parsed telemetry file, from its rows where they say."""
+    metrics, gpus, bench = tables.get("metrics"), tables.get("gpu_samples"), tables.get("bench_results")
+    tool = _first(gpus, "tool") if kind != "prometheus" or _first(gpus, "tool") else None
+    tool = tool or TOOLS[kind]
+    if kind == "bench_json":
+        tool = _first(bench, "tool") or tool
+    model = _first(metrics, "model") or _first(bench, "model_id")
+    host = _first(metrics, "host") or _first(gpus, "host")
+    return tool, host, model
+
+
 def ingest_telemetry(con, src, kind: str, opts):
     from ..ingest.pipeline import IngestResult  # (imported here: pipeline imports this package)
 
@@ -141,14 +154,16 @@ def ingest_telemetry(con, src, kind: str, opts):
     lines = read_lines(src)
     # parse everything before writing anything: a bad file leaves no trace
     tables, kinds = parse_file(kind, lines, src.display_name)
+    # the redaction policy of the logs (ingest/redact.py) on what is stored: the lines and every
+    # parsed text value (label values, bench JSON fields such as base_url)
+    lines = redact_lines(lines, getattr(opts, "keep_prompts", False))
+    tables = {t: redact_columns(f, getattr(opts, "keep_prompts", False)) for t, f in tables.items()}
     first_ts, last_ts = _time_span(tables)
-    con.execute("BEGIN TRANSACTION")
-    try:
-        status = "ingested"
-        if existing:
-            for table in schema.PER_SOURCE_TABLES:
-                con.execute(f"DELETE FROM {table} WHERE source_id = ?", [existing[0]])
-            status = "replaced"
+    tool, host, model = _identity(kind, tables)
+    status = "replaced" if existing else "ingested"
+    with transaction(con):
+        for table in schema.PER_SOURCE_TABLES if existing else ():
+            con.execute(f"DELETE FROM {table} WHERE source_id = ?", [existing[0]])
         ensure_columns(con)
         source_id = existing[0] if existing else int(fetch_one(con.execute(
             "SELECT coalesce(max(source_id), 0) + 1 FROM sources"))[0])
@@ -162,24 +177,9 @@ def ingest_telemetry(con, src, kind: str, opts):
             if frame is not None and frame.height:
                 insert(con, table, frame.with_columns(sid))
         insert(con, "lines_other", _lines_frame(lines, kinds, source_id, run_id))
-        metrics = tables.get("metrics")
-        gpus = tables.get("gpu_samples")
-        bench = tables.get("bench_results")
-        tool = _first(gpus, "tool") if kind != "prometheus" or _first(gpus, "tool") else None
-        tool = tool or TOOLS[kind]
-        if kind == "bench_json":
-            tool = _first(bench, "tool") or tool
-        model = _first(metrics, "model") or _first(bench, "model_id")
-        host = _first(metrics, "host") or _first(gpus, "host")
         con.execute("INSERT INTO telemetry_sources (source_id, tool, host, model, first_ts, last_ts, run_id)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)", [source_id, tool, host, model, first_ts, last_ts, run_id])
-        con.execute("COMMIT")
-    except BaseException:
-        try:
-            con.execute("ROLLBACK")
-        except Exception:
-            pass
-        raise
+    gpus = tables.get("gpu_samples")
     if kind == "nvidia_smi_dmon" and (gpus is None or _first(gpus, "ts") is None):
         notes.append("dmon without -o T/TD has no timestamps: linked to runs only by folder or --run")
     return IngestResult(src.display_name, status, source_id, kind, tool, len(lines), [], notes)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..analysis.severity import SEVERITIES, at_or_above
 from .follow import FileFollower, PipeFollower
 from .observe import LineObserver
 from .phases import SourceTracker
@@ -35,7 +36,6 @@ EXIT_FINDING = 1
 EXIT_CRASHED = 5
 EXIT_TIMEOUT = 6
 EXIT_INTERRUPTED = 130
-SEVERITIES = ("info", "warning", "error", "critical")
 
 
 @dataclass
@@ -318,7 +318,7 @@ class Watch:
         elif ev == "phase" and n.get("phase") in ("ready", "serving") and self.ready_exit:
             self._exit = EXIT_OK
         elif ev == "finding" and self.finding_exit:
-            if SEVERITIES.index(n.get("severity", "info")) >= SEVERITIES.index(self.finding_exit):
+            if at_or_above(n.get("severity", "info"), self.finding_exit):
                 self._exit = EXIT_FINDING
 
     # -- storing and findings -----------------------------------------------------------

@@ -3,8 +3,8 @@
 Contract:
 * ``inert(text)`` returns ``text`` with every control character made visible the way
   Python spells it (``\\x1b``, ``\\x07``, ``\\r``, ``\\x9b``, ``\\u202e``), except tab and
-  newline. Without a raw ESC, BEL or C1 byte no escape sequence can reach the terminal:
-  CSI colours, OSC 8 hyperlinks, OSC 52 clipboard writes, OSC 0 window titles (ended by
+  newline; CSI colour codes (SGR) are dropped. Without a raw ESC, BEL or C1 byte no escape
+  sequence can reach the terminal: OSC 8 hyperlinks, OSC 52 clipboard writes, OSC 0 window titles (ended by
   BEL or ``ESC \\``) all print as harmless text. Bidirectional overrides are shown too,
   so a line cannot display in an order other than the one it is stored in.
 * ``markup_safe(text)`` is ``inert`` plus rich markup escaping: ``[link=...]`` and ``[/]``
@@ -38,10 +38,18 @@ def _visible(m: re.Match) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
+#: CSI SGR sequences (``ESC [ 0;36 m``): colours a server printed to its terminal. The line
+#: store keeps them (lines.raw is the input byte for byte); shown, they would only be noise
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def inert(text: Any) -> str:
-    """``text`` (any value, ``str()``-ed) with control characters made visible."""
+    """``text`` (any value, ``str()``-ed) with colour codes dropped and the other control
+    characters made visible."""
     s = text if isinstance(text, str) else ("" if text is None else str(text))
-    return _UNSAFE.sub(_visible, s) if _UNSAFE.search(s) else s
+    if not _UNSAFE.search(s):
+        return s
+    return _UNSAFE.sub(_visible, _SGR.sub("", s))
 
 
 def markup_safe(text: Any) -> str:
