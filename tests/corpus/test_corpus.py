@@ -211,14 +211,14 @@ def test_source_kind_and_line_accounting(corpus_db, name):
 
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_raw_text_is_kept(corpus_db, name):
-    """lines.raw is the physical line (ANSI stripped, secrets masked): spot-check every 7th line."""
+    """lines.raw is the physical line (colour codes kept, secrets masked): spot-check every 7th line
+    (tests/ingest/test_roundtrip.py checks every line byte for byte)."""
     sid = _sid(corpus_db, name)
     raw = (CORPUS / name).read_bytes().split(b"\n")
     stored = dict(corpus_db.execute("SELECT line_no, raw FROM lines WHERE source_id = ? AND line_no % 7 = 1",
                                     [sid]).fetchall())
-    ansi = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
     for line_no, text in stored.items():
-        want = ansi.sub("", raw[line_no - 1].decode("utf-8", "replace").rstrip("\r"))
+        want = raw[line_no - 1].decode("utf-8", "replace").rstrip("\r")
         if "***" in text:  # redacted
             continue
         assert text == want[: len(text)] and len(text) >= min(len(want), 65536) - 1, line_no

@@ -74,9 +74,7 @@ def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, spa
     if folded.bench is not None:
         bench = folded.bench.join(line_ctx, on="line_no", how="left").with_columns(sid)
         insert(con, "bench_results", bench)
-    raw = pl.col("raw")  # (redacted on read)
-    if f["raw"].str.contains("\x1b", literal=True).any():
-        raw = raw.str.replace_all(r"\x1b\[[0-9;?]*[A-Za-z]", "")
+    raw = pl.col("raw")  # the input line byte for byte, redacted on read (colour codes kept)
     lines = f.select(
         sid, "line_no", "run_id",
         pl.coalesce(pl.col("table"), pl.lit("unparsed")).alias("kind"),
