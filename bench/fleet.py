@@ -15,7 +15,10 @@ one day later than day 1. Injected faults, which `fleet` must find and nothing e
 Modes timed (wall and CPU of this process and its children, /proc accounting):
 ``db`` one process into one DuckDB file; ``local`` the dataset by local processes (one per
 core); ``ray`` the dataset by Ray tasks on a local cluster of as many CPUs.
-Prints a table and writes bench/fleet_results.json.
+Prints a table and writes bench/fleet_results.json. Everything it writes (logs, databases,
+datasets, Ray's session folder) lives in one temporary folder removed at the end, and the Ray
+cluster it starts is shut down; memory stays that of one log's parse per process (peak RSS of
+this process and of the largest child is printed).
 """
 from __future__ import annotations
 
@@ -110,10 +113,23 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _machine_cpu() -> float | None:
+    """CPU seconds of every process on the machine (/proc/stat): counts Ray's workers, which are
+    not this process's children, but also whatever else runs (meaningful on a quiet machine)."""
+    try:
+        with open("/proc/stat") as fh:
+            fields = fh.readline().split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq = (int(x) for x in fields[:7])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 def _timed(fn):
-    c0, t0 = _cpu(), time.perf_counter()
+    c0, m0, t0 = _cpu(), _machine_cpu(), time.perf_counter()
     out = fn()
-    return out, time.perf_counter() - t0, _cpu() - c0
+    m1 = _machine_cpu()
+    return out, time.perf_counter() - t0, _cpu() - c0, (None if m0 is None or m1 is None else m1 - m0)
 
 
 def run(args) -> dict:
@@ -122,6 +138,9 @@ def run(args) -> dict:
     from logsleuth.fleet.summary import thresholds
 
     work = Path(tempfile.mkdtemp(prefix="logsleuth-fleet-bench-"))
+    # Ray keeps its session (logs, sockets, spilled objects) under RAY_TMPDIR: inside the folder
+    # removed at the end instead of /tmp/ray (a short path: Ray's socket paths are length-limited)
+    os.environ.setdefault("RAY_TMPDIR", str(work / "ray"))
     try:
         files = generate(work / "logs", parse_size(args.size), args.hosts)
         total_mb = sum(p.stat().st_size for p in files) / 1e6
@@ -132,17 +151,17 @@ def run(args) -> dict:
                 con = logsleuth.open_db(str(work / "fleet.duckdb"))
                 logsleuth.ingest_files(con, [str(p) for p in files])
                 con.close()
-            _, wall, cpu = _timed(db)
-            rows["db (1 process)"] = (wall, cpu)
+            _, wall, cpu, machine = _timed(db)
+            rows["db (1 process)"] = (wall, cpu, machine)
         found = None
         for mode in ("local", "ray"):
             if mode not in args.modes:
                 continue
             target = work / f"ds-{mode}"
-            res, wall, cpu = _timed(lambda: ingest_dataset(str(target), [str(p) for p in files], host_from="{host}/*.log",
+            res, wall, cpu, machine = _timed(lambda: ingest_dataset(str(target), [str(p) for p in files], host_from="{host}/*.log",
                                                             executor=mode, workers=cpus))
             assert not res.failed, res.failed
-            rows[f"dataset, {mode} ({cpus} CPUs)"] = (wall, cpu)
+            rows[f"dataset, {mode} ({cpus} CPUs)"] = (wall, cpu, machine)
             s = fleet_summary(open_dataset(str(target)), with_findings=False)
             found = {"outliers": sorted({o["host"] for o in s.outliers}),
                      "changed": sorted({c["host"] for c in s.changes}),
@@ -151,9 +170,12 @@ def run(args) -> dict:
         crashed = CRASH_DAY2 & made  # a cluster needs min_hosts hosts (queries/fleet/fleet.toml)
         expected = {"outliers": sorted(SLOW & made), "changed": sorted(TRITON_DAY2 & made),
                     "crash_cluster": sorted(crashed) if len(crashed) >= thresholds()["min_hosts"] else []}
+        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
         return {"logs": len(files), "hosts": args.hosts, "mb": round(total_mb, 1), "cpus": cpus,
-                "modes": {k: {"wall_s": round(w, 2), "cpu_s": round(c, 2), "mb_s": round(total_mb / w, 1)}
-                          for k, (w, c) in rows.items()},
+                "peak_rss_mb": {"this process": round(me.ru_maxrss / 1024), "largest child": round(kids.ru_maxrss / 1024)},
+                "modes": {k: {"wall_s": round(w, 2), "cpu_s": round(c, 2),
+                              "machine_cpu_s": None if m is None else round(m, 1), "mb_s": round(total_mb / w, 1)}
+                          for k, (w, c, m) in rows.items()},
                 "found": found, "expected": expected, "exact": found == expected}
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -167,13 +189,17 @@ def main() -> None:
     args = ap.parse_args()
     out = run(args)
     print(f"{out['logs']} logs, {out['hosts']} hosts, {out['mb']} MB, {out['cpus']} CPUs")
-    print(f"{'mode':<28} {'wall s':>8} {'CPU s':>8} {'MB/s':>8}")
+    print(f"{'mode':<28} {'wall s':>8} {'CPU s':>8} {'machine CPU s':>14} {'MB/s':>8}")
     for name, m in out["modes"].items():
-        print(f"{name:<28} {m['wall_s']:>8} {m['cpu_s']:>8} {m['mb_s']:>8}")
+        print(f"{name:<28} {m['wall_s']:>8} {m['cpu_s']:>8} {str(m['machine_cpu_s']):>14} {m['mb_s']:>8}")
+    print("(CPU s: this process and its local workers; machine CPU s: every process, Ray's workers "
+          "included, and anything else running)")
     if "dataset, ray" in " ".join(out["modes"]) and any(k.startswith("dataset, local") for k in out["modes"]):
         ray_w = next(v["wall_s"] for k, v in out["modes"].items() if k.startswith("dataset, ray"))
         loc_w = next(v["wall_s"] for k, v in out["modes"].items() if k.startswith("dataset, local"))
         print(f"Ray overhead against local processes: {ray_w - loc_w:+.1f} s ({ray_w / loc_w:.2f}x)")
+    print(f"peak RSS: {out['peak_rss_mb']['this process']} MB this process, "
+          f"{out['peak_rss_mb']['largest child']} MB the largest local worker (Ray workers not counted)")
     print(f"fleet found exactly the injected faults: {'yes' if out['exact'] else 'no'}")
     if not out["exact"]:
         print(f"  found:    {out['found']}\n  expected: {out['expected']}")

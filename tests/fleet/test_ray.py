@@ -10,9 +10,15 @@ from logsleuth.fleet import fleet_summary, ingest_dataset, open_dataset  # noqa:
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    import shutil
+    import tempfile
+
+    # the session folder (logs, sockets) in a short temporary path removed afterwards, not /tmp/ray
+    session = tempfile.mkdtemp(prefix="lsray-")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False, _temp_dir=session)
     yield
     ray.shutdown()
+    shutil.rmtree(session, ignore_errors=True)
 
 
 def _rows(con, sql):
