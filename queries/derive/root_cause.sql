@@ -9,8 +9,12 @@
 -- RuntimeError on one rank) is a candidate when it falls inside the failure cascade: from 120 s
 -- before the first fatal record to 60 s after it (400 lines either side when lines carry no time).
 -- Records after a planned shutdown are excluded by the caller ($2). Request-level errors never count.
+-- Time of a record printed without one (a traceback without a stamped head, NVSHMEM's own stderr
+-- lines "…/nvshmem/…/p2p.cpp:…: Peer GPU 8 is not accessible, exiting"): that of the nearest
+-- stamped line before it, so an unstamped first failure is not ordered after a later stamped
+-- failure on another rank (a DistBackendError "remote process exited").
 -- $1 run_id, $2 first planned-shutdown line (NULL: none)
-WITH e AS (
+WITH e0 AS (
   SELECT line_no, last_line, ts, kind, exc_type, fatal, message,
     -- a wrapper line heading a traceback whose exception names the cause ("EngineCore failed to
     -- start." + ValueError: Free memory ...) is the cause, not a wrapper
@@ -26,6 +30,18 @@ WITH e AS (
   WHERE run_id = $1 AND ($2 IS NULL OR line_no < $2)
     AND coalesce(kind, '') NOT IN ('request_error', 'request_too_long', 'asgi_exception', 'exception_ignored',
                                    'health_check_failed', 'memory_leak')
+),
+stamped AS (  -- the run's stamped lines up to its last unstamped record
+  SELECT line_no, ts FROM (
+    SELECT line_no, ts FROM errors WHERE run_id = $1
+    UNION ALL SELECT line_no, ts FROM events WHERE run_id = $1
+    UNION ALL SELECT line_no, ts FROM decode_stats WHERE run_id = $1
+    UNION ALL SELECT line_no, ts FROM prefill_stats WHERE run_id = $1)
+  WHERE ts IS NOT NULL AND line_no <= (SELECT max(line_no) FROM e0 WHERE ts IS NULL)
+),
+e AS (
+  SELECT e0.* REPLACE (coalesce(e0.ts, s.ts) AS ts)
+  FROM e0 ASOF LEFT JOIN stamped s ON e0.line_no >= s.line_no
 ),
 first_fatal AS (
   SELECT min(ts) AS ts, min(line_no) AS line_no FROM e WHERE fatal

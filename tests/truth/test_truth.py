@@ -101,6 +101,41 @@ def test_ci_preamble_run_starts_at_the_server_launch_with_printed_version(tmp_pa
     assert con.execute("SELECT list(run_id) FROM runs").fetchone()[0] == [1]  # the preamble uses up no id
 
 
+@pytest.mark.parametrize("name, first_words, version", [
+    ("sglang_ci_preamble_long.log", "+ python3 -m sglang.launch_server", "0.5.6.post2"),
+    ("vllm_ci_preamble_long.log", "INFO 03-10 14:02:18 [__init__.py:216] Automatically detected platform", "0.11.0"),
+])
+@pytest.mark.parametrize("chunk_bytes", [None, 4096])
+def test_a_long_ci_preamble_with_another_tools_log_lines_is_not_the_run(tmp_path, name, first_words, version,
+                                                                         chunk_bytes):
+    # 240 lines of job (runner, git, pip, and a helper script's own log lines: Python logging
+    # "2026-03-10 14:02:11,532 - ci.fetch - INFO - ...", "[14:00:32] cache: ...", logfmt) end right
+    # before the server's first line; the helper's timestamps are not the engine's layout
+    from logsleuth.ingest.pipeline import IngestOptions
+
+    text = (TRUTH / name).read_text(encoding="utf-8").splitlines()
+    server_first = next(i for i, s in enumerate(text, 1) if s.startswith(first_words))
+    assert server_first == 241
+    con = open_db(str(tmp_path / "t.duckdb"))
+    opts = IngestOptions(chunk_bytes=chunk_bytes) if chunk_bytes else IngestOptions()
+    ingest_files(con, [str(TRUTH / name)], opts)
+    assert con.execute("SELECT run_id, ordinal, first_line, last_line, engine_version, end_state FROM runs").fetchall() \
+        == [(1, 1, server_first, len(text), version, "served")]
+    # nothing lost: the preamble is kept, as the context of the run it precedes (README: a run starts
+    # where its server process starts; the lines before the first launch stay attached to it)
+    got = con.execute("SELECT count(*), count(DISTINCT line_no), min(line_no), max(line_no), list(DISTINCT run_id) "
+                      "FROM lines").fetchone()
+    assert got == (len(text), len(text), 1, len(text), [1])
+    helper = con.execute("SELECT list(kind) FROM lines WHERE raw LIKE '%- ci.%INFO -%' OR raw LIKE '[14:00:32]%'").fetchone()[0]
+    assert helper == ["unparsed"] * 5
+
+
+def test_preamble_runs_of_both_engines_number_without_gaps(tmp_path):
+    con = _db(tmp_path, [TRUTH / "vllm_ci_preamble_long.log", TRUTH / "sglang_ci_preamble_long.log"])
+    assert con.execute("SELECT run_id, engine, first_line FROM runs ORDER BY run_id").fetchall() == [
+        (1, "vllm", 241), (2, "sglang", 241)]
+
+
 def test_run_ids_start_at_one_without_gaps(tmp_path):
     con = _db(tmp_path, [SAMPLES / "sglang_baseline.log", TRUTH / "sglang_ci_preamble.log",
                          SAMPLES / "eras" / "vllm_v0_0.5.4.log"])
@@ -130,6 +165,29 @@ def test_warmup_assertion_is_the_root_cause(tmp_path):
     f, = _findings(con, "startup_exception")
     assert "nhead=64 not supported" in f.title and "CUDA-graph capture" in f.title
     assert _findings(con, "died_without_error") == []
+
+
+def test_nvshmem_peer_access_is_the_root_cause_of_a_two_node_startup(tmp_path):
+    # NVSHMEM's own stderr line (no prefix, no time) on rank 0 during CUDA-graph capture comes first;
+    # a DistBackendError "remote process exited" (stamped, rank 6), an EOFError (rank 3) 40 lines later
+    # and "Received sigquit" are consequences. The unstamped line takes the time of the stamped line
+    # before it, so it is not ordered after the later stamped failure.
+    con = _db(tmp_path, [TRUTH / "sglang_two_node_nvshmem_peer.log", TRUTH / "sglang_two_node_healthy.log"])
+    (state, line, reason, tp), (ok_state, _, _, ok_tp) = _run(con, "r.end_state, r.end_line, r.end_reason, r.tp_size")
+    assert (state, line, tp) == ("startup_failed", 40, 16)
+    assert "Peer GPU 8 is not accessible" in reason and "nvshmem" in reason
+    kinds = con.execute("SELECT line_no, kind, exc_type, fatal FROM errors WHERE run_id = 1 ORDER BY line_no").fetchall()
+    assert kinds[:2] == [(40, "nvshmem_failed", None, True), (41, "nvshmem_failed", None, True)]
+    assert ("DistBackendError", "EOFError") == (kinds[2][2], kinds[3][2])  # the consequences keep their own records
+    f, = _findings(con, "startup_exception")
+    assert f.run_id == 1 and f.line_no == 40
+    assert "during CUDA-graph capture" in f.title and "nvshmem" in f.title and "Peer GPU 8 is not accessible" in f.title
+    assert "NVSHMEM" in f.fix
+    # the healthy start-up of the same layout (with NVSHMEM's "Skipping transport." note) stays silent
+    assert (ok_state, ok_tp) == ("served", 16)
+    assert con.execute("SELECT count(*) FROM errors WHERE run_id = 2").fetchone()[0] == 0
+    assert con.execute("SELECT kind FROM lines WHERE run_id = 2 AND raw LIKE '%Skipping transport.%'").fetchone()[0] == "lines"
+    assert not [f for f in _findings(con) if f.run_id == 2]
 
 
 def test_engine_core_death_without_traceback_says_what_is_unknown(tmp_path):
