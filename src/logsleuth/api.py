@@ -14,7 +14,7 @@ from __future__ import annotations
 import glob
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -99,30 +99,14 @@ def ingest_files(con, paths: Iterable[str], options: IngestOptions | None = None
                  on_file: Callable[[str], None] | None = None,
                  progress: Callable[[str, int, int], None] | None = None,
                  on_result: Callable[[IngestResult], None] | None = None) -> list[IngestResult]:
-    """Ingest each path (globs and directories expanded) in its own transaction; stops at
-    the first bad input. ``on_file(path)`` is called before a file, ``progress(path,
-    bytes_done, bytes_total)`` while it is read, ``on_result(result)`` after it."""
-    from .db import diskfull
+    """Ingest each path (globs and directories expanded), each all-or-nothing (small files
+    share one transaction per batch: ``ingest/batch.py``); stops at the first bad input.
+    ``on_file(path)`` is called before a file, ``progress(path, bytes_done, bytes_total)``
+    while it is read, ``on_result(result)`` once it is committed."""
+    from .ingest.batch import ingest_paths
 
-    options = options or IngestOptions()
-    results = []
-    for p in expand_paths(paths):
-        if on_file:
-            on_file(p)
-        opts = options
-        if progress is not None:
-            opts = replace(options, progress=lambda done, total, _p=p: progress(_p, done, total))
-        snap = diskfull.snapshot(con)  # a full disk puts the database back as it was here
-        try:
-            res = ingest_source(con, p, opts)
-        except BaseException as exc:
-            if snap is not None and diskfull.is_disk_full(exc):
-                raise diskfull.recover(con, snap, p) from None
-            raise
-        if on_result:
-            on_result(res)
-        results.append(res)
-    return results
+    return ingest_paths(con, expand_paths(paths), options or IngestOptions(), on_file=on_file,
+                        progress=progress, on_result=on_result)
 
 
 def ingested_run_ids(con, results: Iterable[IngestResult]) -> list[int]:

@@ -52,6 +52,7 @@ from __future__ import annotations
 import re
 from operator import eq
 
+import numpy as np
 import polars as pl
 
 __all__ = [
@@ -259,6 +260,38 @@ def _compare_keys(tpl: list[str]) -> tuple[list[str | None], list[str | None]]:
     return const, placeholder
 
 
+class _Leaf:
+    """The clusters of one tree leaf as arrays, so that a string is compared with all of them
+    at once (numpy) instead of one Python loop per cluster: 200,000 distinct lines reach
+    thousands of clusters in one leaf. Rows follow cluster creation order. Tokens are interned
+    to integers >= 0; -1 marks a position that never counts as equal (see _compare_keys)."""
+
+    __slots__ = ("cids", "const", "place", "wild", "size")
+
+    def __init__(self, n: int):
+        self.cids: list[int] = []
+        self.const = np.full((4, n), -1, dtype=np.int64)
+        self.place = np.full((4, n), -1, dtype=np.int64)
+        self.wild = np.zeros(4, dtype=np.int64)
+        self.size = 0
+
+    def add(self, cid: int, const: list[int], place: list[int], wild: int) -> int:
+        if self.size == len(self.wild):  # grow by doubling
+            self.const = np.vstack([self.const, np.full_like(self.const, -1)])
+            self.place = np.vstack([self.place, np.full_like(self.place, -1)])
+            self.wild = np.concatenate([self.wild, np.zeros_like(self.wild)])
+        row = self.size
+        self.set(row, const, place, wild)
+        self.cids.append(cid)
+        self.size += 1
+        return row
+
+    def set(self, row: int, const: list[int], place: list[int], wild: int) -> None:
+        self.const[row] = const
+        self.place[row] = place
+        self.wild[row] = wild
+
+
 def _drain(strings: list[str]) -> list[str]:
     """Cluster `strings` (in the given order); return the final template of each string.
 
@@ -277,39 +310,42 @@ def _drain(strings: list[str]) -> list[str]:
     """
     root: dict[int, dict] = {}
     clusters: list[list[str]] = []  # template tokens per cluster id
-    consts: list[list[str | None]] = []  # per cluster id, see _compare_keys
-    places: list[list[str | None]] = []  # per cluster id, see _compare_keys
-    n_wild: list[int] = []  # number of wildcards per cluster id
+    where: list[tuple[_Leaf, int] | None] = []  # (leaf, row) per cluster id (None: standalone)
     assigned: list[int] = []  # cluster id per input string
     standalone: dict[int, str] = {}  # cluster ids created after MAX_CLUSTERS was reached
     n_prefix = DEPTH - 2
+    ids: dict[str, int] = {}  # token -> integer
+
+    def keys(tpl: list[str]) -> tuple[list[int], list[int], int]:
+        const, place = _compare_keys(tpl)
+        return ([-1 if t is None else ids.setdefault(t, len(ids)) for t in const],
+                [-1 if t is None else ids.setdefault(t, len(ids)) for t in place], tpl.count(WILDCARD))
 
     for text in strings:
         tokens = text.split()
         n = len(tokens)
-        cid = _match(root.get(n), tokens, n, consts, places, n_wild, n_prefix)
+        tok_ids = np.fromiter((ids.setdefault(t, len(ids)) for t in tokens), dtype=np.int64, count=n)
+        cid = _match(root.get(n), tokens, tok_ids, n, n_prefix)
         if cid is not None:
             tpl = clusters[cid]
             new = [a if a == b else WILDCARD for a, b in zip(tpl, tokens)]
             if new != tpl:
                 clusters[cid] = new
-                consts[cid], places[cid] = _compare_keys(new)
-                n_wild[cid] = new.count(WILDCARD)
+                leaf, row = where[cid]
+                leaf.set(row, *keys(new))
             assigned.append(cid)
             continue
         cid = len(clusters)
         clusters.append(tokens)
-        const, place = _compare_keys(tokens)
-        consts.append(const)
-        places.append(place)
-        n_wild.append(tokens.count(WILDCARD))
         assigned.append(cid)
         if len(clusters) - len(standalone) > MAX_CLUSTERS:
             # Over the cap: this string keeps its masked text as its own template and is not
             # added to the tree (no other string can join it).
             standalone[cid] = text
+            where.append(None)
             continue
-        _add_to_tree(root.setdefault(n, {}), tokens, n_prefix).append(cid)
+        leaf = _add_to_tree(root.setdefault(n, {}), tokens, n_prefix, n)
+        where.append((leaf, leaf.add(cid, *keys(tokens))))
 
     final = [" ".join(t) for t in clusters]
     for cid, text in standalone.items():
@@ -317,15 +353,7 @@ def _drain(strings: list[str]) -> list[str]:
     return [final[cid] for cid in assigned]
 
 
-def _match(
-    node: dict | None,
-    tokens: list[str],
-    n: int,
-    consts: list[list[str | None]],
-    places: list[list[str | None]],
-    n_wild: list[int],
-    n_prefix: int,
-) -> int | None:
+def _match(node: dict | None, tokens: list[str], tok_ids, n: int, n_prefix: int) -> int | None:
     """Tree search, then the best cluster of the leaf (drain3 tree_search + fast_match).
 
     Best = highest similarity (see _drain), then most wildcards, then oldest cluster; it is
@@ -341,19 +369,22 @@ def _match(
                 return None
         node = child
     leaf = node.get(_LEAF)
-    if not leaf:
+    if not leaf or not leaf.size:
         return None
-    best, best_sim, best_wild = None, -1.0, -1
-    for cid in leaf:
-        denom = n - sum(map(eq, places[cid], tokens))
-        sim = sum(map(eq, consts[cid], tokens)) / denom if denom else 1.0
-        if sim > best_sim or (sim == best_sim and n_wild[cid] > best_wild):
-            best, best_sim, best_wild = cid, sim, n_wild[cid]
-    return best if best_sim >= SIM_TH else None
+    k = leaf.size
+    equal = (leaf.const[:k] == tok_ids).sum(axis=1)
+    denom = n - (leaf.place[:k] == tok_ids).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sims = np.where(denom > 0, equal / np.where(denom > 0, denom, 1), 1.0)
+    best_sim = sims.max()
+    if best_sim < SIM_TH:
+        return None
+    tied = np.flatnonzero(sims == best_sim)
+    return leaf.cids[int(tied[np.argmax(leaf.wild[tied])])]  # argmax: the first (oldest) of the most wild
 
 
-def _add_to_tree(node: dict, tokens: list[str], n_prefix: int) -> list[int]:
-    """Descend (creating nodes) along the first `n_prefix` tokens; return the leaf list."""
+def _add_to_tree(node: dict, tokens: list[str], n_prefix: int, n: int) -> _Leaf:
+    """Descend (creating nodes) along the first `n_prefix` tokens; return the leaf."""
     for token in tokens[:n_prefix]:
         child = node.get(token)
         if child is None:
@@ -368,4 +399,7 @@ def _add_to_tree(node: dict, tokens: list[str], n_prefix: int) -> list[int]:
                     key = WILDCARD
             child = node.setdefault(key, {})
         node = child
-    return node.setdefault(_LEAF, [])
+    leaf = node.get(_LEAF)
+    if leaf is None:
+        leaf = node[_LEAF] = _Leaf(n)
+    return leaf

@@ -15,6 +15,7 @@ import json
 import os
 import re
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -81,13 +82,27 @@ INGEST_MEMORY = "160MB"
 CHECKPOINT_BYTES = 32 << 20
 
 
-def ingest_source(con, path: str, opts: IngestOptions) -> IngestResult:
+class NotBatchable(Exception):
+    """Raised by ``ingest_source(batched=True)`` before anything is written: this source
+    keeps a transaction of its own (a telemetry file)."""
+
+
+def ingest_source(con, path: str, opts: IngestOptions, batched: bool = False) -> IngestResult:
+    """Ingest one file in its own transaction; ``batched``: inside the caller's open
+    transaction, under the memory cap the caller set (``ingest_memory``)."""
     src = open_source(path)
     from ..telemetry import ingest_telemetry, telemetry_kind  # metrics, GPU samples, bench JSON: own path
 
     if (kind := telemetry_kind(src)) is not None:
         try:
+            if batched:
+                raise NotBatchable(path)
             return ingest_telemetry(con, src, kind, opts)
+        finally:
+            src.close()
+    if batched:
+        try:
+            return _ingest_open(con, src, opts, batched=True)
         finally:
             src.close()
     limit = os.environ.get("LOGSLEUTH_INGEST_MEMORY", INGEST_MEMORY)
@@ -103,6 +118,21 @@ def ingest_source(con, path: str, opts: IngestOptions) -> IngestResult:
         return result
     finally:
         src.close()
+        try:
+            con.execute(f"SET memory_limit = '{before}'")
+        except Exception:  # the connection may be gone after an interrupt: nothing to restore
+            pass
+
+
+@contextmanager
+def ingest_memory(con):
+    """DuckDB's memory cap while ingesting (INGEST_MEMORY), restored afterwards."""
+    limit = os.environ.get("LOGSLEUTH_INGEST_MEMORY", INGEST_MEMORY)
+    before = fetch_one(con.execute("SELECT current_setting('memory_limit')"))[0]
+    try:
+        con.execute(f"SET memory_limit = '{_memory_setting(limit)}'")
+        yield
+    finally:
         try:
             con.execute(f"SET memory_limit = '{before}'")
         except Exception:  # the connection may be gone after an interrupt: nothing to restore
@@ -156,7 +186,9 @@ def _engine_for_parsing(det) -> str:
     return det.engine
 
 
-def _ingest_open(con, src, opts: IngestOptions) -> IngestResult:
+def _ingest_open(con, src, opts: IngestOptions, batched: bool = False) -> IngestResult:
+    """Ingest an opened source in a transaction of its own, or, ``batched``, inside the
+    transaction the caller holds open for a batch of small files (ingest/batch.py)."""
     existing = fetch_one(con.execute("SELECT source_id FROM sources WHERE sha256 = ?", [src.sha256]))
     if existing and not opts.replace:
         return IngestResult(src.display_name, "skipped", existing[0],
@@ -165,22 +197,11 @@ def _ingest_open(con, src, opts: IngestOptions) -> IngestResult:
     cont = None if existing else source_mod.find_continuation(con, src)
     if cont is not None and opts.replace:  # --replace on a grown file: ingest it anew, same id
         existing, cont = (cont[0],), None
+    if batched:
+        return _store_source(con, src, opts, grammars, existing, cont)
     con.execute("BEGIN TRANSACTION")
     try:
-        if cont is not None and not _same_detection(src, grammars, cont[1]):
-            # the head read at the first ingest was too short to tell what the file is, and
-            # the grown head says otherwise: ingest it anew under the same id
-            existing, cont = (cont[0],), None
-        if cont is not None:
-            result = _append(con, src, opts, grammars, *cont)
-        else:
-            status = "ingested"
-            if existing:
-                _delete_source(con, existing[0])
-                status = "replaced"
-            source_id = existing[0] if existing else _next_id(con, "sources", "source_id")
-            result = _ingest_new(con, src, opts, grammars, source_id)
-            result.status = status
+        result = _store_source(con, src, opts, grammars, existing, cont)
         with committing(src.display_name):  # Ctrl-C/SIGTERM land before or after, never inside
             con.execute("COMMIT")
         return result
@@ -190,6 +211,25 @@ def _ingest_open(con, src, opts: IngestOptions) -> IngestResult:
         except Exception:
             pass
         raise
+
+
+def _store_source(con, src, opts, grammars, existing, cont) -> IngestResult:
+    """Everything an ingest writes, inside the open transaction: a new source, a replaced
+    one (``existing``) or an append to the one it continues (``cont``)."""
+    if cont is not None and not _same_detection(src, grammars, cont[1]):
+        # the head read at the first ingest was too short to tell what the file is, and
+        # the grown head says otherwise: ingest it anew under the same id
+        existing, cont = (cont[0],), None
+    if cont is not None:
+        return _append(con, src, opts, grammars, *cont)
+    status = "ingested"
+    if existing:
+        _delete_source(con, existing[0])
+        status = "replaced"
+    source_id = existing[0] if existing else _next_id(con, "sources", "source_id")
+    result = _ingest_new(con, src, opts, grammars, source_id)
+    result.status = status
+    return result
 
 
 #: bytes of the head that detection reads
