@@ -8,6 +8,7 @@ data-stack modules are in ``sys.modules``.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -31,7 +32,8 @@ print("IMPORTED", sorted(m for m in {heavy!r} if m in sys.modules))
 @pytest.mark.parametrize("args", [["--help"], ["-h"], ["ingest", "--help"], ["diagnose", "--help"],
                                   ["formats", "--help"], ["watch", "--help"], ["--version"]])
 def test_help_imports_no_data_stack(args):
+    env = {**os.environ, "COLUMNS": "100"}
     out = subprocess.run([sys.executable, "-c", CODE.format(args=args, heavy=HEAVY)], capture_output=True,
-                         text=True, cwd=str(ROOT), env={"COLUMNS": "100", "PATH": ""}, timeout=60)
+                         text=True, cwd=str(ROOT), env=env, timeout=120)
     assert "Usage" in out.stdout or "logsleuth" in out.stdout, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "IMPORTED []", out.stdout[-500:] + out.stderr
