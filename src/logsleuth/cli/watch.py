@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from types import MappingProxyType
 from typing import List, Optional
 
 import typer
@@ -24,14 +25,14 @@ WatchFormat = choices("WatchFormat", "text jsonl", "Plain output: one line of te
 
 #: notices whose line is a template of their fields (``who`` and the inert ``text`` and
 #: ``message`` added; a missing field prints as None)
-_TEMPLATES = {
+_TEMPLATES = MappingProxyType({
     "stalled": "{who}: STALLED: {message}",
     "resumed": "{who}: resumed (line {line})",
     "rotated": "{who}: file rotated; following the new file",
     "truncated": "{who}: file truncated; following the new file",
     "timeout": "timeout after {after_s} s",
     "input_ended": "{who}: input ended",
-}
+})
 
 
 class _Fields(dict):
