@@ -368,7 +368,7 @@ def _read_and_store(ctx: IngestContext) -> int:
             recent = (recent + [(redact_state.inside, chunk.frame)])[-2:]
             fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts, redact_state)
             window.append((chunk, parser.submit(fresh)))
-            if len(window) > jobs:
+            if len(window) > parser.lookahead():
                 return
 
     carry = None  # parsed lines of the open record a chunk ended in
@@ -378,7 +378,8 @@ def _read_and_store(ctx: IngestContext) -> int:
         while window:
             chunk, ticket = window.popleft()
             fresh = parser.result(ticket)
-            read_ahead()
+            if parser.lookahead():
+                read_ahead()  # workers parse the next chunks while this one is folded
             if carry is not None and parser.switch_points != carry_switches:
                 carry = parser.reparse(carry)  # a later launch moved the engine switch over them
             frame = fresh if carry is None else pl.concat([carry, fresh], how="diagonal_relaxed")
@@ -414,6 +415,8 @@ def _read_and_store(ctx: IngestContext) -> int:
             done_bytes += int(chunk.frame.select(pl.col("raw").str.len_bytes().sum()).item() or 0)
             if opts.progress:
                 opts.progress(min(done_bytes, src.size), src.size)
+            if not parser.lookahead():
+                read_ahead()  # inline: the next chunk is read and parsed once this one is handed on
         if pending is not None:
             pending.result()
     finally:
