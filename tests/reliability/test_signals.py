@@ -21,6 +21,7 @@ from support.robust import counts, env, finish, make_big_log, sources, spawn, wa
 #: held section, sleeps, then commits for real
 _SLOW_COMMIT = r"""
 import contextlib, os, sys, time
+import logsleuth.ingest.batch as batch
 import logsleuth.ingest.pipeline as pipeline
 import logsleuth.interrupts as interrupts
 _real = interrupts.committing
@@ -30,7 +31,7 @@ def _slow(what):
         sys.stderr.write("COMMITTING\n"); sys.stderr.flush()
         time.sleep(float(os.environ.get("LS_COMMIT_S", "3")))
         yield
-pipeline.committing = _slow
+pipeline.committing = batch.committing = _slow  # one file alone, or a batch of small files
 from logsleuth.cli.app import main
 sys.argv = ["logsleuth"] + sys.argv[1:]
 main()
