@@ -15,7 +15,6 @@ PENDING = {
     "ingest/fold.py:fold",
     "ingest/parse.py:_digit_invariant",
     "ingest/parse.py:_header_groups_fast",
-    "ingest/pipeline.py:_read_and_store",
     "ingest/read.py:iter_chunks",
     "ingest/redact.py:policy",
 }

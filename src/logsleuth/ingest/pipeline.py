@@ -18,7 +18,6 @@ from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import polars as pl
 
@@ -37,36 +36,9 @@ from .redact import RedactState, redact_frame, redact_name
 from .segment import EngineSwitch
 from .workers import ChunkParser, default_jobs
 from .write import delete_from_line, reset_derived, store_chunk
+from .options import IngestOptions, IngestResult  # noqa: F401 (the API's names, re-exported)
 
 
-@dataclass
-class IngestOptions:
-    label: str | None = None
-    replace: bool = False
-    gpu: str | None = None
-    year: int | None = None
-    keep_prompts: bool = False
-    chunk_bytes: int = CHUNK_BYTES
-    progress: Callable[[int, int], None] | None = None  # (bytes_done, bytes_total)
-    run: int | None = None  # ingest --run: attach telemetry files to this run by hand
-    grammar_dirs: tuple = ()  # --grammar-dir: user grammar folders, loaded after the shipped ones
-    env_files: tuple = ()  # --env: environment reports for every run of this ingest (else: nearest by folder)
-    jobs: int = 0  # --jobs: parse processes (0: one per core this process may use); same result for any
-    # engine -> pattern per line shape (ingest/parse.py ShapeCache), shared by the files of one
-    # ingest call: a folder of small logs repeats the same shapes file after file
-    shape_caches: dict = field(default_factory=dict, repr=False, compare=False)
-
-
-@dataclass
-class IngestResult:
-    path: str
-    status: str  # "ingested" | "skipped" | "replaced"
-    source_id: int
-    kind: str = ""
-    engine: str = ""
-    n_lines: int = 0
-    run_ids: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
 
 
 def _next_id(con, table: str, col: str) -> int:
@@ -326,106 +298,125 @@ def _append(con, src, opts, grammars, source_id: int, st: source_mod.ResumeState
 
 def _read_and_store(ctx: IngestContext) -> int:
     """Parse the source's chunks from its start offset and store them; remember the open
-    tail. Returns the number of lines stored.
+    tail. Returns the number of lines stored (see ``_ChunkLoop``)."""
+    return _ChunkLoop(ctx).run()
 
-    Three stages overlap: chunks are read and redacted here, in order, and handed to the
-    parser (ingest/workers.py: worker processes parse up to ``jobs`` chunks ahead); each
-    parsed chunk is folded and stamped here, in order; a writer thread stores it (typed-row
-    extraction and the DuckDB inserts; polars and DuckDB release the GIL) while the next one
-    is folded. At most ``jobs`` + 1 chunks are in flight and one waits to be stored (bounded
-    memory); an error in any stage is raised here."""
-    src, opts = ctx.src, ctx.opts
-    n_lines, done_bytes = 0, 0
-    from concurrent.futures import ThreadPoolExecutor
 
-    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logsleuth-store")
-    pending = None
+class _ChunkLoop:
+    """The chunks of one source, through three overlapping stages.
 
-    def submit(f, folded):
-        nonlocal pending, n_lines
-        if pending is not None:
-            pending.result()
-        pending = writer.submit(store_chunk, ctx.con, f, folded, ctx.pats, ctx.by_name, ctx.source_id, ctx.spans)
-        n_lines += f.height
-        _count(ctx.stats, f)
+    Chunks are read and redacted here, in order, and handed to the parser (ingest/workers.py:
+    worker processes parse up to ``jobs`` chunks ahead); each parsed chunk is folded and
+    stamped here, in order; a writer thread stores it (typed-row extraction and the DuckDB
+    inserts; polars and DuckDB release the GIL) while the next one is folded. At most
+    ``jobs`` + 1 chunks are in flight and one waits to be stored (bounded memory); an error
+    in any stage is raised by ``run``."""
 
-    jobs = opts.jobs or default_jobs()
-    # a file of one or two chunks is parsed inline: starting workers costs more than it saves
-    parallel = jobs > 1 and (src.size - src.start_offset) > 2 * opts.chunk_bytes
-    parser = ChunkParser(ctx.grammars, opts.grammar_dirs, ctx.parse_engine, ctx.switch, jobs,
-                         opts.shape_caches, parallel=parallel)
-    # a multi-line prompt record may span chunks (and an append's resume point)
-    redact_state = RedactState(inside=ctx.redact_inside)
-    recent: list = []  # (redaction state before, raw frame) of the last two chunks read
-    chunks = _last_final(iter_chunks(src, opts.chunk_bytes))
-    window: deque = deque()  # (chunk, parse ticket), in read order
+    def __init__(self, ctx: IngestContext):
+        from concurrent.futures import ThreadPoolExecutor
 
-    def read_ahead() -> None:
-        nonlocal recent
-        for chunk in chunks:
+        self.ctx, src, opts = ctx, ctx.src, ctx.opts
+        jobs = opts.jobs or default_jobs()
+        # a file of one or two chunks is parsed inline: starting workers costs more than it saves
+        parallel = jobs > 1 and (src.size - src.start_offset) > 2 * opts.chunk_bytes
+        self.parser = ChunkParser(ctx.grammars, opts.grammar_dirs, ctx.parse_engine, ctx.switch, jobs,
+                                  opts.shape_caches, parallel=parallel)
+        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logsleuth-store")
+        self.pending = None  # the store of the previous chunk
+        self.n_lines = self.done_bytes = 0
+        # a multi-line prompt record may span chunks (and an append's resume point)
+        self.redact_state = RedactState(inside=ctx.redact_inside)
+        self.recent: list = []  # (redaction state before, raw frame) of the last two chunks read
+        self.chunks = _last_final(iter_chunks(src, opts.chunk_bytes))
+        self.window: deque = deque()  # (chunk, parse ticket), in read order
+        self.carry = None  # parsed lines of the open record a chunk ended in
+        self.carry_switches = 0  # switch points known when the carried lines were parsed
+
+    def run(self) -> int:
+        ctx = self.ctx
+        try:
+            self.read_ahead()
+            while self.window:
+                chunk, ticket = self.window.popleft()
+                fresh = self.parser.result(ticket)
+                if self.parser.lookahead():
+                    self.read_ahead()  # workers parse the next chunks while this one is folded
+                self.take(chunk, fresh)
+                if not self.parser.lookahead():
+                    self.read_ahead()  # inline: the next chunk is read and parsed once this one is handed on
+            if self.pending is not None:
+                self.pending.result()
+        finally:
+            self.parser.close()
+            self.writer.shutdown(wait=True)
+        if ctx.resume is None:  # nothing new was read (an append of nothing but the old tail)
+            _remember_tail(ctx, None)
+            ctx.resume[5]["redact_inside"] = self.redact_state.inside
+        return self.n_lines
+
+    def read_ahead(self) -> None:
+        opts = self.ctx.opts
+        for chunk in self.chunks:
             # secrets (and prompts unless --keep-prompts) are masked before anything reads the text,
             # so lines, config, events, errors and templates never hold them
-            recent = (recent + [(redact_state.inside, chunk.frame)])[-2:]
-            fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts, redact_state)
-            window.append((chunk, parser.submit(fresh)))
-            if len(window) > parser.lookahead():
+            self.recent = (self.recent + [(self.redact_state.inside, chunk.frame)])[-2:]
+            fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts, self.redact_state)
+            self.window.append((chunk, self.parser.submit(fresh)))
+            if len(self.window) > self.parser.lookahead():
                 return
 
-    carry = None  # parsed lines of the open record a chunk ended in
-    carry_switches = 0  # switch points known when the carried lines were parsed
-    try:
-        read_ahead()
-        while window:
-            chunk, ticket = window.popleft()
-            fresh = parser.result(ticket)
-            if parser.lookahead():
-                read_ahead()  # workers parse the next chunks while this one is folded
-            if carry is not None and parser.switch_points != carry_switches:
-                carry = parser.reparse(carry)  # a later launch moved the engine switch over them
-            frame = fresh if carry is None else pl.concat([carry, fresh], how="diagonal_relaxed")
-            carry_switches = parser.switch_points
-            if chunk.frame.height:
-                ctx.next_line = int(chunk.frame["line_no"][-1]) + 1
-            last = None
-            if chunk.final and src.partial is not None:
-                # a last line without its newline may still be written: it belongs to the tail
-                last = frame.filter(pl.col("line_no") >= src.partial[1])
-                frame = frame.filter(pl.col("line_no") < src.partial[1])
-            carry = None
-            if frame.height:
-                # the last chunk too is first folded as if more could follow: what it would
-                # carry is the open tail, where the next append resumes (and which it rebuilds)
-                folded = _fold(ctx, frame, final=False)
-                if chunk.final and folded.all_open:
-                    carry = frame  # all of it is the open tail
-                elif folded.carry is not None:
-                    carry = frame.filter(pl.col("line_no") >= int(folded.carry["line_no"][0]))
-                    submit(_stamp(ctx, folded), folded)
-                else:
-                    submit(_stamp(ctx, folded), folded)
-            if chunk.final:
-                if last is not None and last.height:
-                    carry = last if carry is None else pl.concat([carry, last], how="diagonal_relaxed")
-                _remember_tail(ctx, None if carry is None else carry.select(READ_COLUMNS))
-                ctx.resume[5]["redact_inside"] = _redact_state_at(ctx, recent)
-                if carry is not None:
-                    folded = _fold(ctx, carry, final=True)
-                    carry = None
-                    submit(_stamp(ctx, folded), folded)
-            done_bytes += int(chunk.frame.select(pl.col("raw").str.len_bytes().sum()).item() or 0)
-            if opts.progress:
-                opts.progress(min(done_bytes, src.size), src.size)
-            if not parser.lookahead():
-                read_ahead()  # inline: the next chunk is read and parsed once this one is handed on
-        if pending is not None:
-            pending.result()
-    finally:
-        parser.close()
-        writer.shutdown(wait=True)
-    if ctx.resume is None:  # nothing new was read (an append of nothing but the old tail)
-        _remember_tail(ctx, None)
-        ctx.resume[5]["redact_inside"] = redact_state.inside
-    return n_lines
+    def store(self, folded) -> None:
+        ctx = self.ctx
+        f = _stamp(ctx, folded)
+        if self.pending is not None:
+            self.pending.result()
+        self.pending = self.writer.submit(store_chunk, ctx.con, f, folded, ctx.pats, ctx.by_name, ctx.source_id,
+                                          ctx.spans)
+        self.n_lines += f.height
+        _count(ctx.stats, f)
+
+    def take(self, chunk, fresh: pl.DataFrame) -> None:
+        """Fold a parsed chunk after the lines carried from the previous one; store what is closed."""
+        ctx, src = self.ctx, self.ctx.src
+        carry = self.carry
+        if carry is not None and self.parser.switch_points != self.carry_switches:
+            carry = self.parser.reparse(carry)  # a later launch moved the engine switch over them
+        frame = fresh if carry is None else pl.concat([carry, fresh], how="diagonal_relaxed")
+        self.carry, self.carry_switches = None, self.parser.switch_points
+        if chunk.frame.height:
+            ctx.next_line = int(chunk.frame["line_no"][-1]) + 1
+        last = None
+        if chunk.final and src.partial is not None:
+            # a last line without its newline may still be written: it belongs to the tail
+            last = frame.filter(pl.col("line_no") >= src.partial[1])
+            frame = frame.filter(pl.col("line_no") < src.partial[1])
+        if frame.height:
+            # the last chunk too is first folded as if more could follow: what it would
+            # carry is the open tail, where the next append resumes (and which it rebuilds)
+            folded = _fold(ctx, frame, final=False)
+            if chunk.final and folded.all_open:
+                self.carry = frame  # all of it is the open tail
+            else:
+                if folded.carry is not None:
+                    self.carry = frame.filter(pl.col("line_no") >= int(folded.carry["line_no"][0]))
+                self.store(folded)
+        if chunk.final:
+            self.end(last)
+        self.done_bytes += int(chunk.frame.select(pl.col("raw").str.len_bytes().sum()).item() or 0)
+        if ctx.opts.progress:
+            ctx.opts.progress(min(self.done_bytes, src.size), src.size)
+
+    def end(self, last: pl.DataFrame | None) -> None:
+        """At the end of the text: remember the open tail (where an append resumes), then
+        fold and store it as final."""
+        ctx, carry = self.ctx, self.carry
+        if last is not None and last.height:
+            carry = last if carry is None else pl.concat([carry, last], how="diagonal_relaxed")
+        _remember_tail(ctx, None if carry is None else carry.select(READ_COLUMNS))
+        ctx.resume[5]["redact_inside"] = _redact_state_at(ctx, self.recent)
+        self.carry = None
+        if carry is not None:
+            self.store(_fold(ctx, carry, final=True))
 
 
 def _fold(ctx: IngestContext, parsed: pl.DataFrame, final: bool):

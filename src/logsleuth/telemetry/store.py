@@ -133,7 +133,7 @@ def _identity(kind: str, tables: dict) -> tuple[str, str | None, str | None]:
 
 
 def ingest_telemetry(con, src, kind: str, opts):
-    from ..ingest.pipeline import IngestResult  # (imported here: pipeline imports this package)
+    from ..ingest.options import IngestResult
 
     existing = fetch_one(con.execute("SELECT source_id FROM sources WHERE sha256 = ?", [src.sha256]))
     if existing and not opts.replace:
