@@ -13,9 +13,6 @@ LIMIT = 60
 
 PENDING = {
     "ingest/fold.py:fold",
-    "ingest/parse.py:_digit_invariant",
-    "ingest/parse.py:_header_groups_fast",
-    "ingest/read.py:iter_chunks",
     "ingest/redact.py:policy",
 }
 

@@ -175,7 +175,7 @@ def _prefix_plan(regex: str) -> _PrefixPlan | None:
     return _PrefixPlan(regex, header, nocap, groups, tail, suffix, all_groups)
 
 
-def _digit_invariant(pattern: str, ends: bool = False) -> bool:
+def _digit_invariant(pattern: str, ends: bool = False) -> bool:  # long: one walk over sre's parse tree, its opcode tables beside it
     """True if every atom of ``pattern`` treats the ASCII digits 0-9 alike and it has no
     assertion other than ^ (checked on Python's parse tree of the pattern). With ``ends``,
     ``$``, ``\\Z``, ``\\b`` and ``\\B`` are allowed too: they keep a *match test* digit
@@ -249,7 +249,7 @@ def _digit_invariant(pattern: str, ends: bool = False) -> bool:
 _MAX_SHAPES = 20000
 
 
-def _header_groups_fast(frame: pl.DataFrame, plan: _PrefixPlan) -> pl.DataFrame | None:
+def _header_groups_fast(frame: pl.DataFrame, plan: _PrefixPlan) -> pl.DataFrame | None:  # long: the three steps of the docstring, each checked against the slow path
     """Prefix groups without running a capture engine per line.
 
     1. The header of each line is found with a DFA-only search of the header regex stripped

@@ -63,11 +63,12 @@ class Source:
     # with one): the next append re-reads from there
     read_end: int = 0
     partial: tuple | None = None
+    spool: BinaryIO | None = None  # the open anonymous file stdin was copied to (read via /proc)
 
     def close(self) -> None:
-        spool = _SPOOLS.pop(str(self.real_path), None)
-        if spool is not None:  # an anonymous stdin spool: closing it frees the space
-            spool.close()
+        if self.spool is not None:  # an anonymous stdin spool: closing it frees the space
+            self.spool.close()
+            self.spool = None
             return
         if self.cleanup:
             try:
@@ -174,16 +175,18 @@ def open_source(path: str) -> Source:
     empty or whitespace-only file, a file of NUL bytes, binary data (images, archives,
     databases, random bytes, other compression formats), and corrupt gzip data.
     """
+    spool = None
     if path == "-":
-        real = _spool_stdin()
+        real, spool = _spool_stdin()
         display, cleanup = "<stdin>", True
     else:
         real = _check_path(path)
         display, cleanup = redact_name(path), False  # a token in a file name is not stored or shown
     try:
-        return _validate(path, real, display, cleanup)
+        src = _validate(path, real, display, cleanup)
+        src.spool = spool
+        return src
     except BaseException:
-        spool = _SPOOLS.pop(str(real), None)
         if spool is not None:
             spool.close()
         elif cleanup:
@@ -194,26 +197,21 @@ def open_source(path: str) -> Source:
         raise
 
 
-#: open anonymous spool files of stdin, by the path they are read through
-_SPOOLS: dict[str, BinaryIO] = {}
-
-
-def _spool_stdin() -> Path:
+def _spool_stdin() -> tuple[Path, BinaryIO | None]:
     """stdin copied to a temporary file that has no name (O_TMPFILE, or unlinked as soon as
     it is created), so that no copy of the input outlives the process, even after kill -9.
-    It is read back through /proc/self/fd; where that does not exist, a named file is used
-    and removed by ``Source.close``."""
+    It is read back through /proc/self/fd (the open file is returned with its path and kept
+    by the Source); where that does not exist, a named file is used and removed by
+    ``Source.close``."""
     fd_dir = Path("/proc/self/fd")
     if fd_dir.is_dir():
         fh = tempfile.TemporaryFile(prefix="logsleuth-stdin-")
         shutil.copyfileobj(sys.stdin.buffer, fh)
         fh.flush()
-        real = fd_dir / str(fh.fileno())
-        _SPOOLS[str(real)] = fh
-        return real
+        return fd_dir / str(fh.fileno()), fh
     with tempfile.NamedTemporaryFile(prefix="logsleuth-stdin-", delete=False) as spool:
         shutil.copyfileobj(sys.stdin.buffer, spool)
-    return Path(spool.name)
+    return Path(spool.name), None
 
 
 def _check_path(path: str) -> Path:
@@ -432,7 +430,7 @@ def _byte_stream(src: Source) -> BinaryIO:
                              buffer_size=1 << 20)
 
 
-def iter_chunks(src: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk]:
+def iter_chunks(src: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[LineChunk]:  # long: one read loop whose buffer, offsets and line numbers move together
     """Yield chunks of whole lines. A line longer than a chunk is cut (bounded memory).
 
     Reading starts at ``src.start_offset`` (line number ``src.start_line``). Each chunk is
