@@ -324,7 +324,7 @@ def _drain(strings: list[str]) -> list[str]:
     for text in strings:
         tokens = text.split()
         n = len(tokens)
-        tok_ids = np.fromiter((ids.setdefault(t, len(ids)) for t in tokens), dtype=np.int64, count=n)
+        tok_ids = np.array([ids.setdefault(t, len(ids)) for t in tokens], dtype=np.int64)
         cid = _match(root.get(n), tokens, tok_ids, n, n_prefix)
         if cid is not None:
             tpl = clusters[cid]
@@ -374,13 +374,13 @@ def _match(node: dict | None, tokens: list[str], tok_ids, n: int, n_prefix: int)
     k = leaf.size
     equal = (leaf.const[:k] == tok_ids).sum(axis=1)
     denom = n - (leaf.place[:k] == tok_ids).sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sims = np.where(denom > 0, equal / np.where(denom > 0, denom, 1), 1.0)
+    # denom 0 (every position the same placeholder) has similarity 1: then equal is 0
+    sims = (equal + (denom == 0)) / np.maximum(denom, 1)
     best_sim = sims.max()
     if best_sim < SIM_TH:
         return None
-    tied = np.flatnonzero(sims == best_sim)
-    return leaf.cids[int(tied[np.argmax(leaf.wild[tied])])]  # argmax: the first (oldest) of the most wild
+    # the most wildcards among the best, the first (oldest) of those: argmax returns the first
+    return leaf.cids[int(np.argmax(np.where(sims == best_sim, leaf.wild[:k], -1)))]
 
 
 def _add_to_tree(node: dict, tokens: list[str], n_prefix: int, n: int) -> _Leaf:
