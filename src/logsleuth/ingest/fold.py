@@ -83,7 +83,21 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
         f = f.slice(0, cut)
         c = c.filter(pl.col("_row") < cut)
 
-    # ---- fix claims
+    c = _fix_claims(c, bench)
+    rows = c["_row"]
+    f = f.with_columns(f["pattern"].scatter(rows, c["pattern"]), f["table"].scatter(rows, c["table"]))
+    inner = set(c.filter(pl.col("_in_tb") & ~pl.col("_s2") & (pl.col("_role") != "body").fill_null(True)
+                         & pl.col("_body"))["line_no"].to_list())
+    errors = _traceback_rows(c)
+    bench = _bench_rows(c, bench_columns)
+    keep_cols = [col for col in frame.columns if col not in ("pattern", "table")] + ["pattern", "table"]
+    keep_cols = [col for col in keep_cols if col in f.columns]
+    return Folded(f.select(keep_cols), errors, bench, carry, inner, all_open)
+
+
+def _fix_claims(c: pl.DataFrame, bench) -> pl.DataFrame:
+    """The claims fold corrects on the relevant rows: traceback bodies and tails, stray body
+    lines (continuations, blanks, or unclaimed), and benchmark lines outside a block."""
     # error-pattern lines inside a record keep their own claim (they give the record its kind)
     in_tb_body = pl.col("_in_tb") & ~pl.col("_s2") & ((pl.col("table") != "errors").fill_null(True)
                                                       | (pl.col("_role") == "start").fill_null(False))
@@ -91,7 +105,7 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
     stray_bench = pl.col("pattern").is_in(bench.lines).fill_null(False) & ~pl.col("_bmember")
     indented = pl.col("msg").str.contains(r"^\s+\S")
     stray_blank = stray_body & pl.col("msg").str.contains(_BLANK).fill_null(False)
-    c = c.with_columns(
+    return c.with_columns(
         pl.when(pl.col("_tail_head")).then(pl.lit("traceback_tail"))
         .when(in_tb_body).then(pl.lit("traceback"))
         .when(stray_body & indented).then(pl.lit("continuation"))
@@ -102,15 +116,6 @@ def fold(frame: pl.DataFrame, patterns: list[Pattern], bench_columns: dict[str, 
         .when(in_tb_body | (stray_body & indented) | stray_blank).then(pl.lit("lines"))
         .when(stray_body | stray_bench).then(pl.lit(None, dtype=pl.Utf8))
         .otherwise(pl.col("table")).alias("table"))
-    rows = c["_row"]
-    f = f.with_columns(f["pattern"].scatter(rows, c["pattern"]), f["table"].scatter(rows, c["table"]))
-    inner = set(c.filter(pl.col("_in_tb") & ~pl.col("_s2") & (pl.col("_role") != "body").fill_null(True)
-                         & pl.col("_body"))["line_no"].to_list())
-    errors = _traceback_rows(c)
-    bench = _bench_rows(c, bench_columns)
-    keep_cols = [col for col in frame.columns if col not in ("pattern", "table")] + ["pattern", "table"]
-    keep_cols = [col for col in keep_cols if col in f.columns]
-    return Folded(f.select(keep_cols), errors, bench, carry, inner, all_open)
 
 
 def _keep_blocks_whole(c: pl.DataFrame, cut: int) -> int:
