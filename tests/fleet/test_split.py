@@ -180,3 +180,27 @@ def test_files_that_are_not_split_say_why(tmp_path):
     assert "gzip" in plan_split(str(gz), 10_000).reason
     out = ingest_dataset(str(tmp_path / "ds"), [str(one)], executor="serial", split_bytes=10_000)
     assert out.notes[str(one)].startswith("not split: no second server launch")
+
+
+def test_fewer_files_than_cores_parse_on_the_idle_cores(tmp_path, monkeypatch):
+    """One file on two local cores: its task parses with two processes (the same rows: the
+    pipeline's result does not depend on --jobs); several files: one process each."""
+    from logsleuth.ingest import pipeline
+
+    seen = []
+    real = pipeline.ingest_source
+
+    def spy(con, path, opts):
+        seen.append(opts.jobs)
+        return real(con, path, opts)
+
+    monkeypatch.setattr(pipeline, "ingest_source", spy)
+    one = tmp_path / "a.log"
+    one.write_bytes((SAMPLES / "vllm_eagle3.log").read_bytes())
+    ingest_dataset(str(tmp_path / "ds"), [str(one)], executor="local", workers=2)
+    assert seen == [2]
+    two = tmp_path / "b.log"
+    two.write_bytes((ERAS / "vllm_kv_too_small.log").read_bytes())
+    seen.clear()
+    ingest_dataset(str(tmp_path / "ds2"), [str(one), str(two)], executor="serial")
+    assert seen == [1, 1]

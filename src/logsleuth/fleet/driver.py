@@ -120,6 +120,8 @@ def _build(session, jobs: list[SourceJob], split_bytes, token: str, result: Data
         items += [RangeJob(job, r, staging, rs[i + 1].first_line if i + 1 < len(rs) else None)
                   for i, r in enumerate(rs)]
     items.sort(key=lambda it: -((it.range.end - it.range.start) if isinstance(it, RangeJob) else it.size))
+    for job in jobs:  # one large file on a 2-core box: its one task parses on both cores
+        job.parse_jobs = session.idle_cores_per_task(len(items))
 
     def first_done(item, outcome):
         if on_done and isinstance(item, SourceJob):

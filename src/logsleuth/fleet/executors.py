@@ -31,6 +31,13 @@ class Session:
         self.executor, self.workers, self._pool, self._ray = executor, workers, pool, ray
         self._remotes: dict = {}
 
+    def idle_cores_per_task(self, n_tasks: int) -> int:
+        """Cores each of ``n_tasks`` tasks may use besides its own when there are fewer tasks
+        than local cores (1 otherwise; a Ray cluster schedules its own CPUs)."""
+        if self.executor != "local" or n_tasks <= 0:
+            return 1
+        return max(1, (self.workers or multiprocessing.cpu_count()) // n_tasks)
+
     def map(self, fn: Callable, items: list, on_done: Callable | None = None) -> list:
         if not items:
             return []

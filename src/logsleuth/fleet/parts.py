@@ -44,6 +44,7 @@ class SourceJob:
     year: int | None = None
     keep_prompts: bool = False
     note: str = ""  # how the driver chose to parse it (a large file not split: why)
+    parse_jobs: int = 1  # parse processes inside the task: the cores the executor leaves idle
 
 
 @dataclass
@@ -76,11 +77,13 @@ def _remapped_select(table: str, columns: list[str], types: list[str], sid: int,
 
 
 def task_options(job: SourceJob):
-    """The pipeline's options for one task: a single parse process (the fleet's executor runs
-    one task per core; parse workers inside each would only compete for the same cores)."""
+    """The pipeline's options for one task: ``job.parse_jobs`` parse processes (one, unless the
+    executor has fewer tasks than cores: parse workers inside each task would otherwise only
+    compete for the cores the tasks run on)."""
     from ..ingest.pipeline import IngestOptions
 
-    return IngestOptions(label=job.label, gpu=job.gpu, year=job.year, keep_prompts=job.keep_prompts, jobs=1)
+    return IngestOptions(label=job.label, gpu=job.gpu, year=job.year, keep_prompts=job.keep_prompts,
+                         jobs=max(1, job.parse_jobs))
 
 
 def build_parts(job: SourceJob) -> BuiltSource:
