@@ -204,3 +204,19 @@ def test_fewer_files_than_cores_parse_on_the_idle_cores(tmp_path, monkeypatch):
     seen.clear()
     ingest_dataset(str(tmp_path / "ds2"), [str(one), str(two)], executor="serial")
     assert seen == [1, 1]
+
+
+def test_among_several_files_only_one_above_its_share_of_the_cpus_is_split(tmp_path):
+    big = _restarts(tmp_path, "sglang")
+    small = tmp_path / "small.log"
+    small.write_bytes((ERAS / "vllm_kv_too_small.log").read_bytes())
+    out = ingest_dataset(str(tmp_path / "ds"), [str(big), str(small)], executor="local", workers=2,
+                         split_bytes=big.stat().st_size // 5)
+    assert not out.failed
+    assert out.notes[str(big)].startswith("split into ") and str(small) not in out.notes
+    # two files of the same size on two CPUs: each keeps one busy, neither is split
+    twin = tmp_path / "twin.log"
+    twin.write_bytes(big.read_bytes() + b"\n")
+    out = ingest_dataset(str(tmp_path / "ds2"), [str(big), str(twin)], executor="serial",
+                         split_bytes=big.stat().st_size // 5)
+    assert not out.notes and len(out.ingested) == 2

@@ -102,8 +102,11 @@ def _build(session, jobs: list[SourceJob], split_bytes, token: str, result: Data
     """One outcome per job: large files as byte ranges (one round) merged per file (a second
     round), the others whole in the first round, biggest first."""
     plans = {}
+    # among several files, only one larger than its share of the CPUs is worth splitting: the
+    # files themselves keep the CPUs busy, and the ranges' merge costs CPU a whole file does not
+    share = sum(j.size for j in jobs) / session.cpus() if len(jobs) > 1 else 0
     for job in jobs:
-        if split_bytes and job.size > split_bytes:
+        if split_bytes and job.size > split_bytes and job.size > share:
             plan = plan_split(job.path, split_bytes)
             if plan.split:
                 plans[job.source_id] = plan

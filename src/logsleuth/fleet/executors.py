@@ -31,6 +31,14 @@ class Session:
         self.executor, self.workers, self._pool, self._ray = executor, workers, pool, ray
         self._remotes: dict = {}
 
+    def cpus(self) -> int:
+        """CPUs the tasks run on: the local processes, the Ray cluster's CPUs, 1 when serial."""
+        if self._ray is not None:
+            return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+        if self.executor != "local":
+            return 1
+        return max(1, self.workers or multiprocessing.cpu_count())
+
     def idle_cores_per_task(self, n_tasks: int) -> int:
         """Cores each of ``n_tasks`` tasks may use besides its own when there are fewer tasks
         than local cores (1 otherwise; a Ray cluster schedules its own CPUs)."""
