@@ -74,6 +74,28 @@ def test_a_database_gets_no_fleet_page(tmp_path):
     assert 'id="fleet"' not in html and 'href="#fleet"' not in html
 
 
+def test_a_database_of_logs_naming_their_hosts_gets_a_fleet_page(tmp_path):
+    """A database records no host: the page names the hosts the logs name (their first NCCL_DEBUG line),
+    through a temporary view that leaves the database as it was."""
+    from support.paths import SAMPLES
+
+    paths = []
+    for node, sample in (("gpu-node-07", "sglang_tuned_v1.log"), ("gpu-node-08", "sglang_tuned_v1.log"),
+                         ("gpu-node-09", "vllm_eagle3.log")):
+        p = tmp_path / f"{node}.log"
+        p.write_text(f"{node}:2211:2211 [0] NCCL INFO Bootstrap : Using eth0:10.1.2.3<0>\n"
+                     + (SAMPLES / sample).read_text(encoding="utf-8"), encoding="utf-8")
+        paths.append(str(p))
+    con = logsleuth.open_db(str(tmp_path / "fleet.duckdb"))
+    logsleuth.ingest_files(con, paths)
+    html = build_report(con, None, findings=False)
+    hosts = _rows(_section(html), "hosts")
+    assert [re.search(r"<td>(gpu-node-\d\d)</td>", r).group(1) for r in hosts] == ["gpu-node-07", "gpu-node-08",
+                                                                                  "gpu-node-09"]
+    assert con.execute("SELECT count(*) FROM information_schema.columns WHERE table_name = 'sources' "
+                       "AND column_name = 'host'").fetchone()[0] == 0  # the view is gone, the table untouched
+
+
 def test_fleet_page_text_from_logs_is_inert():
     evil = "<script>alert(1)</script>"
     fleet = FleetSummary(

@@ -31,7 +31,7 @@ def host_from_path(pattern: str, path: str) -> str | None:
     return m.group("host") if m else None
 
 
-def _probes() -> list[tuple[str, str]]:
+def probes() -> list[tuple[str, str]]:
     with open(data_path("parsers/hosts.toml"), "rb") as fh:
         return [(p["name"], p["regex"]) for p in tomllib.load(fh).get("probe", [])]
 
@@ -39,7 +39,7 @@ def _probes() -> list[tuple[str, str]]:
 def host_from_log(con) -> str | None:
     """The first host a probe finds in the stored lines of the (only) source in ``con``."""
     # lines_other holds the few % of lines that are not periodic stats: NCCL and Ray lines live there
-    for _name, regex in _probes():
+    for _name, regex in probes():
         row = con.execute(fleet_sql("host_probe"), {"re": regex}).fetchone()
         if row and row[0]:
             return row[0]

@@ -11,11 +11,13 @@ data (``queries/fleet/fleet.toml``) and can be overridden by keyword.
 """
 from __future__ import annotations
 
+import contextlib
 import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 
 from ..resources import data_path
+from .hosts import probes, safe_host
 from .sql import fleet_sql
 
 
@@ -72,6 +74,31 @@ def _rows(con, name: str, params: dict | None = None) -> list[dict]:
     cur = con.execute(fleet_sql(name), params or {})
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+
+@contextlib.contextmanager
+def hosts_of_database(con):
+    """For the length of the block, a database's ``sources`` carry the ``host`` and ``date``
+    columns of a dataset's (a temporary view; the database is not written): the host its log
+    names (the probes of parsers/hosts.toml, as a dataset ingest without ``--host`` names it),
+    else ``unknown``. A dataset is left as it is."""
+    if con.execute(fleet_sql("has_hosts")).fetchone()[0]:
+        yield
+        return
+    hosts: dict = {}
+    for _name, regex in probes():
+        for sid, host in con.execute(fleet_sql("db_source_hosts"), {"re": regex}).fetchall():
+            hosts.setdefault(sid, safe_host(host))
+    catalog = '"' + con.execute("SELECT current_database()").fetchone()[0].replace('"', '""') + '"'
+    con.execute("CREATE OR REPLACE TEMP TABLE _fleet_hosts (source_id INTEGER, host VARCHAR)")
+    if hosts:
+        con.executemany("INSERT INTO temp.main._fleet_hosts VALUES (?, ?)", list(hosts.items()))
+    con.execute(fleet_sql("db_sources_view").replace("{catalog}", catalog))
+    try:
+        yield
+    finally:
+        con.execute("DROP VIEW IF EXISTS temp.main.sources")
+        con.execute("DROP TABLE IF EXISTS temp.main._fleet_hosts")
 
 
 def host_count(con) -> int:

@@ -64,14 +64,15 @@ def gather(con, selectors: Iterable[str | int] | None = None, *, with_findings: 
 
 def load_fleet(con, result: CompareResult, with_findings: bool, all_runs: bool):
     """The fleet page's data (every host, whichever runs the report selected), or None when the
-    sources come from fewer than two hosts (a database records no host)."""
-    from ..fleet.summary import fleet_summary, host_count
+    sources come from fewer than two hosts (a database's hosts are those its logs name)."""
+    from ..fleet.summary import fleet_summary, host_count, hosts_of_database
 
-    if host_count(con) < 2:
-        return None
-    # the rules already ran for the report when it covers every run: count those findings
-    return fleet_summary(con, with_findings=with_findings,
-                         findings=result.findings if with_findings and all_runs else None)
+    with hosts_of_database(con):
+        if host_count(con) < 2:
+            return None
+        # the rules already ran for the report when it covers every run: count those findings
+        return fleet_summary(con, with_findings=with_findings,
+                             findings=result.findings if with_findings and all_runs else None)
 
 
 def load_runs(con, result: CompareResult) -> list[RunData]:
