@@ -1,4 +1,5 @@
-"""`python -m logsleuth` runs the CLI."""
+"""`python -m logsleuth` runs the CLI (guarded: parse workers start by importing the main module)."""
 from .cli.app import main
 
-main()
+if __name__ == "__main__":
+    main()
