@@ -77,12 +77,24 @@ def _alt(items) -> str:
 def policy() -> _Policy:
     """The compiled policy of parsers/redaction.toml (loaded once)."""
     data = tomllib.loads(data_path("parsers/redaction.toml").read_text(encoding="utf-8"))
+    prompts, open_re, close_re = _prompt_rules(data["prompts"])
+    secret_hint, prompt_hint, key_re = _hints(data)
+    return _Policy(tuple(_secret_rules(data)), prompts, secret_hint, prompt_hint, key_re,
+                   frozenset(data["keys"]["unset_values"]), open_re, close_re, data["prompts"]["record_start"])
+
+
+def _key_names(data) -> tuple[str, str, str, str]:
+    """Alternations of credential key names, whole-only names, the flag form, header names."""
     keys = data["keys"]
-    names = _alt(keys["names"])
-    whole = _alt(keys["whole_only"])
+    names, whole = _alt(keys["names"]), _alt(keys["whole_only"])
+    return names, whole, keys["flag_prefix"] + names + r"|--" + whole, _alt(data["headers"]["names"])
+
+
+def _secret_rules(data) -> list[tuple[str, str]]:
+    """(regex, replacement) of every secret form, in the order they run."""
+    keys = data["keys"]
+    names, whole, flag, headers = _key_names(data)
     unset = _alt(re.escape(v) for v in keys["unset_values"])
-    flag = keys["flag_prefix"] + names + r"|--" + whole
-    headers = _alt(data["headers"]["names"])
     schemes = _alt(data["headers"]["schemes"])
     # the key part of key=value / key: value / 'key': / "key": / \"key\": (JSON inside a string)
     kv_named = r"(?i)(" + names + r"\\?['\"]?\s*[:=]\s*)"
@@ -125,7 +137,11 @@ def policy() -> _Policy:
                     "${1}" + REDACTED))
     secrets.append((_UNSET, ""))
 
-    p = data["prompts"]
+    return secrets
+
+
+def _prompt_rules(p) -> tuple[tuple, str, str]:
+    """(prompt masks, the regex of a prompt value left open at the end of a line, where it closes)."""
     fields_in, fields_out = _alt(p["inputs"]), _alt(p["outputs"])
     lead = r"((?:^|[\s(,{\[])\\?['\"]?"
     tail = r"\\?['\"]?\s*[:=]\s*)b?"
@@ -138,6 +154,11 @@ def policy() -> _Policy:
     open_re = lead + fields_in + tail + r"(?:'(?:[^'\\\n]|\\.)*|\"(?:[^\"\\\n]|\\.)*)$"
     close_re = r"['\"](?:,\s*['\"]?[A-Za-z_]\w*['\"]?\s*[:=]|\s*[)}\]])"
 
+    return prompts, open_re, close_re
+
+
+def _hints(data) -> tuple[str, str, re.Pattern]:
+    names, whole, _, headers = _key_names(data)
     # cheap pre-tests: a line matching neither cannot hold anything the masks change, so hot
     # lines (decode stats) skip the replacement passes
     shape_hint = r"hf_|sk-|gh[pousr]_|github_pat_|gl[a-z]+-|aiza|akia|asia|aroa|aida|anpa|anva|agpa|xox|eyj" \
@@ -148,8 +169,7 @@ def policy() -> _Policy:
     prompt_hint = r"[:=]\s*b?['\"\[]"
 
     key_re = re.compile(r"(?:^|[_.-])" + _alt([names, headers]) + r"$|^" + whole + r"$", re.I)
-    return _Policy(tuple(secrets), prompts, secret_hint, prompt_hint, key_re,
-                   frozenset(keys["unset_values"]), open_re, close_re, p["record_start"])
+    return secret_hint, prompt_hint, key_re
 
 
 def redact(expr: pl.Expr, keep_prompts: bool = False) -> pl.Expr:
