@@ -35,7 +35,7 @@ from ..interrupts import committing
 from .redact import RedactState, redact_frame, redact_name
 from .segment import EngineSwitch
 from .workers import ChunkParser, default_jobs
-from .write import delete_from_line, reset_derived, store_chunk
+from .write import BulkLines, delete_from_line, reset_derived, store_chunk
 from .options import IngestOptions, IngestResult  # noqa: F401 (the API's names, re-exported)
 
 
@@ -323,6 +323,7 @@ class _ChunkLoop:
                                   opts.shape_caches, parallel=parallel)
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logsleuth-store")
         self.pending = None  # the store of the previous chunk
+        self.bulk_lines = BulkLines(ctx.con)  # lines_bulk rows, stored in whole row groups
         self.n_lines = self.done_bytes = 0
         # a multi-line prompt record may span chunks (and an append's resume point)
         self.redact_state = RedactState(inside=ctx.redact_inside)
@@ -346,6 +347,7 @@ class _ChunkLoop:
                     self.read_ahead()  # inline: the next chunk is read and parsed once this one is handed on
             if self.pending is not None:
                 self.pending.result()
+            self.bulk_lines.flush()  # after the writer's last chunk, before run derivation reads the lines
         finally:
             self.parser.close()
             self.writer.shutdown(wait=True)
@@ -371,7 +373,7 @@ class _ChunkLoop:
         if self.pending is not None:
             self.pending.result()
         self.pending = self.writer.submit(store_chunk, ctx.con, f, folded, ctx.pats, ctx.by_name, ctx.source_id,
-                                          ctx.spans)
+                                          ctx.spans, self.bulk_lines)
         self.n_lines += f.height
         _count(ctx.stats, f)
 

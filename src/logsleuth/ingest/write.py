@@ -38,7 +38,42 @@ def _attrs_json(frame: pl.DataFrame, extra_cols: list[str]) -> pl.Expr:
     return pl.struct([pl.col(c) for c in extra_cols]).struct.json_encode()
 
 
-def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, spans: dict) -> None:
+#: rows of a DuckDB row group
+ROW_GROUP_ROWS = 122_880
+
+
+class BulkLines:
+    """The ``lines_bulk`` rows of one source, inserted in whole row groups.
+
+    DuckDB writes the full row groups of a large insert to the database file while the
+    transaction runs; a chunk's insert ending in a partial row group made it write some of
+    them again at COMMIT, and the first copies stayed behind as free blocks (40% of the file
+    on a generated vLLM log: 96 MB where 58 MB were used). Inserting multiples of a row group
+    and keeping the rest for the next chunk leaves none. At most one row group waits here;
+    ``flush`` stores it when the source's lines are all read."""
+
+    def __init__(self, con):
+        self.con = con
+        self.rest: pl.DataFrame | None = None
+
+    def add(self, frame: pl.DataFrame) -> None:
+        if frame.height == 0:
+            return
+        if self.rest is not None:
+            frame = pl.concat([self.rest, frame], how="vertical_relaxed")
+        whole = frame.height // ROW_GROUP_ROWS * ROW_GROUP_ROWS
+        if whole:
+            insert(self.con, "lines_bulk", frame.head(whole))
+        self.rest = frame.slice(whole) if frame.height > whole else None
+
+    def flush(self) -> None:
+        if self.rest is not None:
+            insert(self.con, "lines_bulk", self.rest)
+            self.rest = None
+
+
+def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, spans: dict,
+                bulk_lines: BulkLines | None = None) -> None:
     bulk_patterns = [p.name for p in pats if p.bulk]
     sid = pl.lit(source_id, dtype=pl.Int32).alias("source_id")
     line_ctx = f.select("line_no", "ts", "run_id")
@@ -82,7 +117,10 @@ def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, spa
     )
     bulk = lines["pattern"].is_in(bulk_patterns).fill_null(False) if bulk_patterns else None
     if bulk is not None and bulk.any():
-        insert(con, "lines_bulk", lines.filter(bulk))
+        if bulk_lines is None:
+            insert(con, "lines_bulk", lines.filter(bulk))
+        else:
+            bulk_lines.add(lines.filter(bulk))
         lines = lines.filter(~bulk)
     insert(con, "lines_other", lines)
 
