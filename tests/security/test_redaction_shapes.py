@@ -76,7 +76,7 @@ ORDINARY = st.one_of(
     st.uuids().map(lambda u: f"request_id={u}"),
     st.tuples(MODEL_ORG, MODEL_NAME).map(lambda t: f"model='{t[0]}/{t[1]}'"),
     st.tuples(MODEL_ORG, MODEL_NAME, _hex(40)).map(
-        lambda t: f"/root/.cache/huggingface/hub/models--{t[0]}--{t[1]}/snapshots/{t[2]}/config.json"),
+        lambda t: f"~/.cache/huggingface/hub/models--{t[0]}--{t[1]}/snapshots/{t[2]}/config.json"),
     st.tuples(MODEL_ORG, MODEL_NAME).map(lambda t: f"--model-path /data/models/{t[0]}/{t[1]}/ --port 30000"),
     st.sampled_from(["File \"/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py\", line 701",
                      "/opt/conda/lib/python3.11/site-packages/sglang/srt/managers/scheduler.py",

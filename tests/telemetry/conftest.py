@@ -10,6 +10,7 @@ counterpart the rules must stay silent on.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import shutil
 from pathlib import Path
 
@@ -17,7 +18,8 @@ import pytest
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "telemetry"
 LOG = SAMPLES / "run_folder" / "sglang_server.log"
-MODEL = "/root/.cache/huggingface/hub/models--Qwen--Qwen3-VL-8B-Instruct/snapshots/0c351dd01ed87e9c1b53cbc748cba10e6187ff3b"
+#: the model path the sample server log serves (its server_args), so scrapes match that run
+MODEL = re.search(r"model_path='([^']+)'", LOG.read_text(encoding="utf-8")).group(1)
 T0 = dt.datetime(2026, 4, 17, 0, 33, 0)  # the run serves from 00:32:21 to 00:39:14
 STEP = dt.timedelta(seconds=30)
 N = 10  # snapshots / GPU samples, 00:33:00 .. 00:37:30
