@@ -150,7 +150,7 @@ def run_sql(con, text: str, *, sandboxed: bool = False, allow_files: bool = Fals
     number; the statements before it have run."""
     import duckdb
 
-    from .db.sandbox import sandbox, user_query
+    from .db.sandbox import SQL_EXAMPLE, sandbox, user_query
 
     try:
         parsed = [s for s in duckdb.extract_statements(text) if s.query.strip().rstrip(";").strip()]
@@ -159,7 +159,7 @@ def run_sql(con, text: str, *, sandboxed: bool = False, allow_files: bool = Fals
     statements = [s.query.strip() for s in parsed]
     types = [s.type.name for s in parsed]
     if not statements:
-        raise QueryError("empty SQL statement", hint='e.g. logsleuth sql "SELECT * FROM runs"')
+        raise QueryError("empty SQL statement", hint=SQL_EXAMPLE)
     if sandboxed:
         sandbox(con, allow_files=allow_files)
     out = []

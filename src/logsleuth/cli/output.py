@@ -328,12 +328,13 @@ def _findings_markdown(result, quiet: bool, out) -> None:
 
 def sql_text(statement: str | None, file: str | None) -> str:
     """The SQL of ``logsleuth sql``: the argument, stdin for ``-``, or ``--file``."""
+    from ..db.sandbox import SQL_EXAMPLE
     from ..errors import BadInputError, UsageError
 
     if statement is not None and file is not None:
         raise UsageError("give the SQL as an argument or with --file, not both")
     if statement is None and file is None:
-        raise UsageError("no SQL given", hint='e.g. logsleuth sql "SELECT * FROM runs", or - to read stdin')
+        raise UsageError("no SQL given", hint=f"{SQL_EXAMPLE}, or - to read stdin")
     if statement == "-" or file == "-":
         return sys.stdin.read()
     if file is not None:

@@ -54,6 +54,10 @@ def is_sandboxed(con) -> bool:
     return (not row[0]) and bool(row[1])
 
 
+#: the example query the "no SQL" errors of the API and the CLI suggest
+SQL_EXAMPLE = 'e.g. logsleuth sql "SELECT * FROM runs"'
+
+
 def select_only(sql: str) -> str | None:
     """None when ``sql`` is one query statement; else a short reason."""
     try:
@@ -88,7 +92,7 @@ def user_query(con, sql: str, params: list | dict | None = None):
     import polars as pl
 
     if not sql.strip() or not _has_statement(sql):
-        raise QueryError("empty SQL statement", hint="e.g. logsleuth sql \"SELECT * FROM runs\"")
+        raise QueryError("empty SQL statement", hint=SQL_EXAMPLE)
     try:
         cur = con.execute(sql, params or [])
         if cur.description is None:
