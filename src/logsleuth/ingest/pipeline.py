@@ -77,23 +77,17 @@ def ingest_source(con, path: str, opts: IngestOptions, batched: bool = False) ->
             return _ingest_open(con, src, opts, batched=True)
         finally:
             src.close()
-    limit = os.environ.get("LOGSLEUTH_INGEST_MEMORY", INGEST_MEMORY)
-    before = fetch_one(con.execute("SELECT current_setting('memory_limit')"))[0]
     try:
-        con.execute(f"SET memory_limit = '{_memory_setting(limit)}'")
-        result = _ingest_open(con, src, opts)
-        if result.status != "skipped" and src.size >= CHECKPOINT_BYTES:
-            # checkpoint now, under the cap: left to closing the connection it ran with the
-            # default cap and took 2.3 GB for a 2 GB vLLM log (small files: DuckDB's own
-            # automatic checkpoint, a forced one cost ~0.1 s per file)
-            con.execute("CHECKPOINT")
-        return result
+        with ingest_memory(con):
+            result = _ingest_open(con, src, opts)
+            if result.status != "skipped" and src.size >= CHECKPOINT_BYTES:
+                # checkpoint now, under the cap: left to closing the connection it ran with the
+                # default cap and took 2.3 GB for a 2 GB vLLM log (small files: DuckDB's own
+                # automatic checkpoint, a forced one cost ~0.1 s per file)
+                con.execute("CHECKPOINT")
+            return result
     finally:
         src.close()
-        try:
-            con.execute(f"SET memory_limit = '{before}'")
-        except Exception:  # the connection may be gone after an interrupt: nothing to restore
-            pass
 
 
 @contextmanager

@@ -202,15 +202,12 @@ class ChunkParser:
             return frame
         if isinstance(parsed, str):  # parsed by a worker, spooled
             parsed = read_spooled(parsed)
-        if parsed.height != frame.height or not parsed["line_no"].equals(frame["line_no"]):
-            raise AssertionError("a parsed chunk lost, gained or reordered lines")  # pragma: no cover
-        return frame.hstack(parsed.drop("line_no"))
+        return _joined(frame, parsed)
 
     def reparse(self, frame: pl.DataFrame) -> pl.DataFrame:
         """Parse read lines again, inline, with the engines the switch gives them now."""
         frame = frame.select([c for c in frame.columns if c in READ_COLUMNS])
-        parsed = parse_segments(self._segments(frame), self.grammars, self.caches)
-        return frame.hstack(parsed.drop("line_no"))
+        return _joined(frame, parse_segments(self._segments(frame), self.grammars, self.caches))
 
     @property
     def switch_points(self) -> int:
@@ -232,3 +229,8 @@ class ChunkParser:
             self.spool = None
 
 
+def _joined(frame: pl.DataFrame, parsed: pl.DataFrame) -> pl.DataFrame:
+    """The read lines with the columns parsing added (``parsed``: the same lines, in order)."""
+    if parsed.height != frame.height or not parsed["line_no"].equals(frame["line_no"]):
+        raise AssertionError("a parsed chunk lost, gained or reordered lines")  # pragma: no cover
+    return frame.hstack(parsed.drop("line_no"))

@@ -1,9 +1,10 @@
 """Store parsed chunks: typed rows and every line, through one writer.
 
-Contract: ``store_chunk(con, frame, folded, ctx)`` inserts the typed rows a parsed, folded
-chunk produced (events, stats, config, errors with folded tracebacks, benchmark blocks)
-and each of its lines into ``lines_other`` / ``lines_bulk``; frames go to DuckDB as Arrow
-tables, by column name. ``delete_from_line`` removes the rows of a source from a line on
+Contract: ``store_chunk(con, frame, folded, ..., bulk_lines)`` inserts the typed rows a
+parsed, folded chunk produced (events, stats, config, errors with folded tracebacks,
+benchmark blocks) and each of its lines into ``lines_other``, or into ``lines_bulk`` through
+the source's ``BulkLines`` (whole row groups; ``flush`` once the source is read); frames go
+to DuckDB as Arrow tables, by column name. ``delete_from_line`` removes the rows of a source from a line on
 (the open tail an append rebuilds); ``reset_derived`` removes what run derivation adds, so
 that deriving again gives what one ingest of the whole file gives.
 """
@@ -47,10 +48,10 @@ class BulkLines:
 
     DuckDB writes the full row groups of a large insert to the database file while the
     transaction runs; a chunk's insert ending in a partial row group made it write some of
-    them again at COMMIT, and the first copies stayed behind as free blocks (40% of the file
-    on a generated vLLM log: 96 MB where 58 MB were used). Inserting multiples of a row group
-    and keeping the rest for the next chunk leaves none. At most one row group waits here;
-    ``flush`` stores it when the source's lines are all read."""
+    them again at COMMIT, and the first copies stayed behind as free blocks (a generated 30 MB
+    vLLM log: 64 blocks of which 12 free; inserted in whole row groups: 52, none free).
+    Inserting multiples of a row group and keeping the rest for the next chunk avoids that. At
+    most one row group waits here; ``flush`` stores it when the source's lines are all read."""
 
     def __init__(self, con):
         self.con = con
@@ -73,7 +74,7 @@ class BulkLines:
 
 
 def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, spans: dict,
-                bulk_lines: BulkLines | None = None) -> None:
+                bulk_lines: BulkLines) -> None:
     bulk_patterns = [p.name for p in pats if p.bulk]
     sid = pl.lit(source_id, dtype=pl.Int32).alias("source_id")
     line_ctx = f.select("line_no", "ts", "run_id")
@@ -117,10 +118,7 @@ def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, spa
     )
     bulk = lines["pattern"].is_in(bulk_patterns).fill_null(False) if bulk_patterns else None
     if bulk is not None and bulk.any():
-        if bulk_lines is None:
-            insert(con, "lines_bulk", lines.filter(bulk))
-        else:
-            bulk_lines.add(lines.filter(bulk))
+        bulk_lines.add(lines.filter(bulk))
         lines = lines.filter(~bulk)
     insert(con, "lines_other", lines)
 
