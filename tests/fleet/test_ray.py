@@ -25,6 +25,11 @@ def _rows(con, sql):
     return sorted(con.execute(sql).fetchall(), key=repr)
 
 
+def _assert_same_rows(a, b, *sqls):
+    for sql in sqls:
+        assert _rows(a, sql) == _rows(b, sql), sql
+
+
 def test_ray_ingest_equals_local_processes_and_reports_a_corrupt_file(ray_cluster, fleet_dir, tmp_path):
     logs = sorted(str(p) for p in fleet_dir.rglob("server.log"))
     bad = tmp_path / "gpu-99" / "server.log"
@@ -37,11 +42,10 @@ def test_ray_ingest_equals_local_processes_and_reports_a_corrupt_file(ray_cluste
     local = ingest_dataset(str(tmp_path / "local"), logs, host_from="{host}/server.log", executor="local", workers=2)
     assert not local.failed
     a, b = open_dataset(str(tmp_path / "ray")), open_dataset(str(tmp_path / "local"))
-    for sql in ("SELECT host, name, n_lines, engine FROM sources",
-                "SELECT run_id, engine, model, end_state, single_stream_tok_s FROM run_summary",
-                "SELECT source_id, line_no, kind, raw FROM lines",
-                "SELECT run_id, line_no, gen_tok_s FROM decode_stats"):
-        assert _rows(a, sql) == _rows(b, sql), sql
+    _assert_same_rows(a, b, "SELECT host, name, n_lines, engine FROM sources",
+                      "SELECT run_id, engine, model, end_state, single_stream_tok_s FROM run_summary",
+                      "SELECT source_id, line_no, kind, raw FROM lines",
+                      "SELECT run_id, line_no, gen_tok_s FROM decode_stats")
     flags = fleet_summary(a, with_findings=False).flags()
     assert {(f["kind"], f["hosts"]) for f in flags} == {("outlier", "gpu-04"), ("crash_cluster", "gpu-05, gpu-06, gpu-07")}
 
@@ -57,10 +61,9 @@ def test_ray_parses_a_large_file_as_byte_ranges_with_the_same_rows(ray_cluster, 
     assert split.notes[str(log)] == "split into 3 byte ranges at launch boundaries"
     whole = ingest_dataset(str(tmp_path / "whole"), [str(log)], executor="serial", split_bytes=None)
     a, b = open_dataset(str(tmp_path / "split")), open_dataset(str(tmp_path / "whole"))
-    for sql in ("SELECT run_id, first_line, last_line, end_state FROM runs",
-                "SELECT source_id, line_no, run_id, kind, raw FROM lines",
-                "SELECT run_id, line_no, gen_tok_s FROM decode_stats",
-                "SELECT template_id, template FROM templates"):
-        assert _rows(a, sql) == _rows(b, sql), sql
+    _assert_same_rows(a, b, "SELECT run_id, first_line, last_line, end_state FROM runs",
+                      "SELECT source_id, line_no, run_id, kind, raw FROM lines",
+                      "SELECT run_id, line_no, gen_tok_s FROM decode_stats",
+                      "SELECT template_id, template FROM templates")
     assert not list((tmp_path / "split").glob("_staging/**/*.parquet"))
     assert not whole.notes

@@ -60,12 +60,14 @@ def test_kill_9_mid_ingest_leaves_the_earlier_sources(seeded_db, big_log):
     assert [s[1] for s in sources(seeded_db)] == ["sglang_v0.3_hms.log", "vllm_eagle3.log", "big.log"]
 
 
-@pytest.mark.parametrize("hold_s", [60.0, 0.0], ids=["while-holding", "while-working"])
-def test_sigint_exits_130_and_rolls_back(seeded_db, big_log, hold_s):
+@pytest.mark.parametrize("sig, hold_s", [(signal.SIGINT, 60.0), (signal.SIGINT, 0.0), (signal.SIGTERM, 60.0)],
+                         ids=["ctrl-c-while-holding", "ctrl-c-while-working", "sigterm-while-holding"])
+def test_interrupt_exits_130_and_rolls_back(seeded_db, big_log, sig, hold_s):
+    """Ctrl-C mid-ingest, and SIGTERM treated like it."""
     before_sources, before_counts = sources(seeded_db), counts(seeded_db)
     proc = spawn("ingest", str(big_log), db=seeded_db, stop_at=3, hold_s=hold_s)
     head = wait_for(proc)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     code, err = finish(proc, head)
     assert code == 130, err
     errors = [ln for ln in err.splitlines() if ln.startswith("Error:")]
