@@ -22,11 +22,11 @@ from .db import queries
 from .db.connection import default_db_path, fetch_frame, open_db as open_database
 from .errors import BadInputError, QueryError, UsageError
 from .fleet.views import is_dataset, open_dataset
-from .ingest.source import is_rotated_log, order_rotated
-from .ingest.pipeline import IngestOptions, IngestResult, ingest_source
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from .ingest.pipeline import IngestOptions, IngestResult
 
     from .analysis.compare import CompareResult
     from .analysis.rules import Finding
@@ -40,6 +40,16 @@ __all__ = ["open_db", "open_dataset", "is_dataset", "ingest_dataset", "fleet_sum
            "RunView", "Diagnosis", "StatementResult"]
 
 Selectors = Iterable["str | int"] | None
+
+
+def __getattr__(name: str):
+    """``IngestOptions``/``IngestResult`` load with the ingest modules on first use, so that
+    commands that only read (diagnose, runs, sql) never import polars for them."""
+    if name in ("IngestOptions", "IngestResult"):
+        from .ingest import pipeline
+
+        return getattr(pipeline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def open_db(path: str | None = None, **options):
@@ -80,6 +90,8 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
             out.extend(found)
             continue
         out.append(p)
+    from .ingest.source import order_rotated  # on use: the ingest modules load polars (~0.4 s)
+
     return order_rotated(out)  # a rotated set oldest first (server.log.2.gz, server.log.1, server.log)
 
 
@@ -104,6 +116,7 @@ def ingest_files(con, paths: Iterable[str], options: IngestOptions | None = None
     ``on_file(path)`` is called before a file, ``progress(path, bytes_done, bytes_total)``
     while it is read, ``on_result(result)`` once it is committed."""
     from .ingest.batch import ingest_paths
+    from .ingest.pipeline import IngestOptions
 
     return ingest_paths(con, expand_paths(paths), options or IngestOptions(), on_file=on_file,
                         progress=progress, on_result=on_result)
