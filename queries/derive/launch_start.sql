@@ -8,11 +8,17 @@
 -- `2026-03-10 14:02:11,532 - ci - INFO - ...` or `[14:00:32] ...` in front of SGLang's
 -- `[2026-03-10 14:02:20] ...`; a timestamp alone does not make a line the server's).
 -- The process starts at the first non-blank line after the last preamble line.
--- NULL when the marker is the first line or nothing before it is a preamble.
--- $1 source_id, $2 run_id; {launch_patterns} = the grammar patterns that mark a launch
-WITH m AS (
-  SELECT min(line_no) FILTER (WHERE pattern IN ({launch_patterns})) AS marker, min(line_no) AS first
-  FROM lines_other WHERE source_id = $1 AND run_id = $2
+-- No row when the marker is the first line or nothing before it is a preamble.
+-- For every (source_id, run_id) of the frame derive_pairs; {sources} filters the sources;
+-- {launch_patterns} = the grammar patterns that mark a launch
+WITH own AS (
+  SELECT l.source_id, l.run_id, l.line_no, l.kind, l.raw, l.pattern
+  FROM lines_other l JOIN derive_pairs p USING (source_id, run_id) WHERE {sources}
+),
+m AS (
+  SELECT source_id, run_id, min(line_no) FILTER (WHERE pattern IN ({launch_patterns})) AS marker,
+         min(line_no) AS first
+  FROM own GROUP BY ALL
 ),
 shape(name, re) AS (  -- line layouts of the engines (ANSI colour and a process tag stripped first)
   VALUES ('sglang', '^\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d'),
@@ -21,23 +27,26 @@ shape(name, re) AS (  -- line layouts of the engines (ANSI colour and a process 
          ('iso', '^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d')  -- a runtime's prefix, a logging config's format
 ),
 bare AS (  -- the text without colour codes, after a `(Proc pid=N)` tag
-  SELECT l.line_no, l.kind, l.raw,
-         regexp_replace(regexp_replace(l.raw, '\x1b\[[0-9;?]*[A-Za-z]', '', 'g'),
+  SELECT o.source_id, o.run_id, o.line_no, o.kind, o.raw, m.marker,
+         regexp_replace(regexp_replace(o.raw, '\x1b\[[0-9;?]*[A-Za-z]', '', 'g'),
                         '^\s*(?:\([\w.-]+(?: [\w.-]+)? pid=\d+[^)]*\)\s*)?', '') AS text
-  FROM lines_other l, m WHERE l.source_id = $1 AND l.run_id = $2 AND l.line_no < m.marker + 2000
+  FROM own o JOIN m USING (source_id, run_id) WHERE o.line_no < m.marker + 2000
 ),
 used AS (  -- the layouts of the lines the grammars claimed in the first 2000 lines from the marker
-  SELECT DISTINCT s.name FROM shape s, m,
-    (SELECT text FROM bare, m WHERE bare.line_no >= m.marker AND bare.kind <> 'unparsed') b
-  WHERE regexp_matches(b.text, s.re)
+  SELECT DISTINCT b.source_id, b.run_id, s.name FROM bare b, shape s
+  WHERE b.line_no >= b.marker AND b.kind <> 'unparsed' AND regexp_matches(b.text, s.re)
 ),
 pre AS (
-  SELECT max(b.line_no) AS last_pre FROM bare b, m
-  WHERE b.line_no < m.marker AND b.kind = 'unparsed' AND trim(b.raw) <> ''
-    AND NOT EXISTS (SELECT 1 FROM shape s JOIN used USING (name) WHERE regexp_matches(b.text, s.re))
+  SELECT b.source_id, b.run_id, max(b.line_no) AS last_pre FROM bare b
+  WHERE b.line_no < b.marker AND b.kind = 'unparsed' AND trim(b.raw) <> ''
+    AND NOT EXISTS (SELECT 1 FROM used u JOIN shape s USING (name)
+                    WHERE u.source_id = b.source_id AND u.run_id = b.run_id AND regexp_matches(b.text, s.re))
     AND NOT regexp_matches(b.raw, '\((?:[\w.-]+ )?pid=\d+')
     AND NOT regexp_matches(b.raw, '^\s+\S|\.py:\d+: \w*Warning')
+  GROUP BY ALL
 )
-SELECT (SELECT min(l.line_no) FROM lines_other l WHERE l.source_id = $1 AND l.run_id = $2
-          AND l.line_no > pre.last_pre AND trim(l.raw) <> '') AS start
-FROM pre, m WHERE pre.last_pre IS NOT NULL AND m.marker > m.first
+SELECT pre.source_id, pre.run_id, min(o.line_no) AS start
+FROM pre JOIN m USING (source_id, run_id)
+  JOIN own o ON o.source_id = pre.source_id AND o.run_id = pre.run_id AND o.line_no > pre.last_pre AND trim(o.raw) <> ''
+WHERE m.marker > m.first
+GROUP BY ALL

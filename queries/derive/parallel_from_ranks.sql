@@ -2,10 +2,10 @@
 -- vLLM `Worker_TP3`), for runs whose configuration was not logged (an excerpt). TP ranks are
 -- global (node 2 of TP16 prints TP8-TP15; DP attention gives `DP3 TP3`), so size = highest
 -- rank seen + 1: a lower bound when the excerpt does not show every rank.
--- $1 run_id
-SELECT max(tp) + 1 AS tp_size, max(dp) + 1 AS dp_size FROM (
-  SELECT tp_rank AS tp, dp_rank AS dp FROM decode_stats WHERE run_id = $1
-  UNION ALL SELECT tp_rank, dp_rank FROM prefill_stats WHERE run_id = $1
-  UNION ALL SELECT tp_rank, dp_rank FROM events WHERE run_id = $1
-  UNION ALL SELECT tp_rank, dp_rank FROM errors WHERE run_id = $1
-)
+-- Per run of {runs}
+SELECT run_id, max(tp) + 1 AS tp_size, max(dp) + 1 AS dp_size FROM (
+  SELECT run_id, tp_rank AS tp, dp_rank AS dp FROM decode_stats WHERE {runs}
+  UNION ALL SELECT run_id, tp_rank, dp_rank FROM prefill_stats WHERE {runs}
+  UNION ALL SELECT run_id, tp_rank, dp_rank FROM events WHERE {runs}
+  UNION ALL SELECT run_id, tp_rank, dp_rank FROM errors WHERE {runs}
+) GROUP BY run_id

@@ -13,9 +13,10 @@
 -- lines "…/nvshmem/…/p2p.cpp:…: Peer GPU 8 is not accessible, exiting"): that of the nearest
 -- stamped line before it, so an unstamped first failure is not ordered after a later stamped
 -- failure on another rank (a DistBackendError "remote process exited").
--- $1 run_id, $2 first planned-shutdown line (NULL: none)
+-- One row per run of the frame derive_runs (run_id, shutdown_line: the first planned-shutdown
+-- line, NULL: none) that has a fatal record; {runs} filters the same runs.
 WITH e0 AS (
-  SELECT line_no, last_line, ts, kind, exc_type, fatal, message,
+  SELECT errors.run_id, line_no, last_line, ts, kind, exc_type, fatal, message,
     -- a wrapper line heading a traceback whose exception names the cause ("EngineCore failed to
     -- start." + ValueError: Free memory ...) is the cause, not a wrapper
     (coalesce(kind, '') IN ('child_failed', 'scheduler_dead', 'worker_died', 'engine_init_failed', 'engine_dead',
@@ -26,37 +27,38 @@ WITH e0 AS (
     regexp_replace(coalesce(exc_type, regexp_extract(message, '^([A-Za-z_][\w.]*(?:Error|Exception))', 1), ''), '^.*\.', '')
       IN ('EOFError', 'BrokenPipeError', 'ConnectionResetError', 'ConnectionRefusedError', 'ConnectionAbortedError',
           'EngineDeadError', 'SystemExit', 'KeyboardInterrupt', 'CancelledError') AS consequence
-  FROM errors
-  WHERE run_id = $1 AND ($2 IS NULL OR line_no < $2)
+  FROM errors JOIN derive_runs w USING (run_id)
+  WHERE {runs} AND (w.shutdown_line IS NULL OR line_no < w.shutdown_line)
     AND coalesce(kind, '') NOT IN ('request_error', 'request_too_long', 'asgi_exception', 'exception_ignored',
                                    'health_check_failed', 'memory_leak')
 ),
+unstamped AS (  -- the last record printed without a time, per run
+  SELECT run_id, max(line_no) AS upto FROM e0 WHERE ts IS NULL GROUP BY run_id
+),
 stamped AS (  -- the run's stamped lines up to its last unstamped record
-  SELECT line_no, ts FROM (
-    SELECT line_no, ts FROM errors WHERE run_id = $1
-    UNION ALL SELECT line_no, ts FROM events WHERE run_id = $1
-    UNION ALL SELECT line_no, ts FROM decode_stats WHERE run_id = $1
-    UNION ALL SELECT line_no, ts FROM prefill_stats WHERE run_id = $1)
-  WHERE ts IS NOT NULL AND line_no <= (SELECT max(line_no) FROM e0 WHERE ts IS NULL)
+  SELECT u.run_id, u.line_no, u.ts FROM (
+    SELECT run_id, line_no, ts FROM errors WHERE {runs}
+    UNION ALL SELECT run_id, line_no, ts FROM events WHERE {runs}
+    UNION ALL SELECT run_id, line_no, ts FROM decode_stats WHERE {runs}
+    UNION ALL SELECT run_id, line_no, ts FROM prefill_stats WHERE {runs}) u
+  JOIN unstamped x USING (run_id)
+  WHERE u.ts IS NOT NULL AND u.line_no <= x.upto
 ),
 e AS (
   SELECT e0.* REPLACE (coalesce(e0.ts, s.ts) AS ts)
-  FROM e0 ASOF LEFT JOIN stamped s ON e0.line_no >= s.line_no
+  FROM e0 ASOF LEFT JOIN stamped s ON e0.run_id = s.run_id AND e0.line_no >= s.line_no
 ),
 first_fatal AS (
-  SELECT min(ts) AS ts, min(line_no) AS line_no FROM e WHERE fatal
+  SELECT run_id, min(ts) AS ts, min(line_no) AS line_no, count(*) AS n_fatal FROM e WHERE fatal GROUP BY run_id
 ),
 cand AS (
-  SELECT e.* FROM e, first_fatal f
-  WHERE f.line_no IS NOT NULL
-    AND (e.fatal OR (
+  SELECT e.*, f.n_fatal FROM e JOIN first_fatal f USING (run_id)
+  WHERE e.fatal OR (
       (e.exc_type IS NOT NULL OR regexp_matches(e.message, '^[A-Za-z_][\w.]*(?:Error|Exception)\b'))
       AND CASE WHEN e.ts IS NOT NULL AND f.ts IS NOT NULL
                THEN e.ts BETWEEN f.ts - INTERVAL 120 SECOND AND f.ts + INTERVAL 60 SECOND
-               ELSE e.line_no BETWEEN f.line_no - 400 AND f.line_no + 400 END))
+               ELSE e.line_no BETWEEN f.line_no - 400 AND f.line_no + 400 END)
 )
-SELECT line_no, kind, exc_type, message, wrapper OR consequence AS secondary,
-       (SELECT count(*) FROM e WHERE fatal) AS n_fatal
+SELECT run_id, line_no, kind, exc_type, message, wrapper OR consequence AS secondary, n_fatal
 FROM cand
-ORDER BY (wrapper OR consequence), wrapper, ts NULLS LAST, line_no
-LIMIT 1
+QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY (wrapper OR consequence), wrapper, ts NULLS LAST, line_no) = 1

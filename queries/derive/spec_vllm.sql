@@ -9,33 +9,34 @@
 --   accept_len = 1 + k x rate for chain methods, unknown for ceiling methods.
 --   draft_accept_rate: chain methods (accept_len - 1) / k; ceiling methods (k is a maximum,
 --   proposals vary in length) accepted / drafted, the acceptance of the tokens actually proposed.
--- $1 run_id, $2 k (num_speculative_tokens), $3 true for vLLM 0.8.5 (mean without bonus),
--- $4 method kind ('chain' | 'ceiling')
+-- For every run of the frame derive_spec (run_id, k: num_speculative_tokens, no_bonus: true for
+-- vLLM 0.8.5 (mean without bonus), kind: method kind 'chain' | 'ceiling'); {runs} the same runs
 UPDATE spec_stats SET
-  num_spec_tokens = coalesce(num_spec_tokens, $2),
+  num_spec_tokens = coalesce(num_spec_tokens, p.k),
   accept_len = CASE
-    WHEN origin = 'vllm_v0' THEN emitted_tokens::DOUBLE * coalesce(num_spec_tokens, $2) / nullif(drafted_tokens, 0)
-    WHEN raw_accept_len IS NOT NULL THEN raw_accept_len + (CASE WHEN $3 THEN 1 ELSE 0 END)
-    WHEN raw_rate IS NOT NULL AND $2 IS NOT NULL AND $4 = 'chain' THEN 1 + $2 * raw_rate END,
+    WHEN origin = 'vllm_v0' THEN emitted_tokens::DOUBLE * coalesce(num_spec_tokens, p.k) / nullif(drafted_tokens, 0)
+    WHEN raw_accept_len IS NOT NULL THEN raw_accept_len + (CASE WHEN p.no_bonus THEN 1 ELSE 0 END)
+    WHEN raw_rate IS NOT NULL AND p.k IS NOT NULL AND p.kind = 'chain' THEN 1 + p.k * raw_rate END,
   num_drafts = CASE
     WHEN num_drafts IS NOT NULL THEN num_drafts
-    WHEN $4 = 'chain' AND coalesce(num_spec_tokens, $2) > 0 THEN round(drafted_tokens / coalesce(num_spec_tokens, $2))
-    WHEN raw_accept_len IS NOT NULL AND raw_accept_len + (CASE WHEN $3 THEN 1 ELSE 0 END) > 1
-      THEN round(accepted_tokens / (raw_accept_len + (CASE WHEN $3 THEN 1 ELSE 0 END) - 1)) END,
+    WHEN p.kind = 'chain' AND coalesce(num_spec_tokens, p.k) > 0 THEN round(drafted_tokens / coalesce(num_spec_tokens, p.k))
+    WHEN raw_accept_len IS NOT NULL AND raw_accept_len + (CASE WHEN p.no_bonus THEN 1 ELSE 0 END) > 1
+      THEN round(accepted_tokens / (raw_accept_len + (CASE WHEN p.no_bonus THEN 1 ELSE 0 END) - 1)) END,
   draft_accept_rate = CASE
     WHEN origin = 'vllm_v0' THEN least(1, greatest(0,
-        (emitted_tokens - drafted_tokens::DOUBLE / nullif(coalesce(num_spec_tokens, $2), 0)) / nullif(drafted_tokens, 0)))
-    WHEN $4 = 'chain' AND $2 > 0 AND raw_accept_len IS NOT NULL
-      THEN least(1, greatest(0, (raw_accept_len + (CASE WHEN $3 THEN 1 ELSE 0 END) - 1) / $2))
+        (emitted_tokens - drafted_tokens::DOUBLE / nullif(coalesce(num_spec_tokens, p.k), 0)) / nullif(drafted_tokens, 0)))
+    WHEN p.kind = 'chain' AND p.k > 0 AND raw_accept_len IS NOT NULL
+      THEN least(1, greatest(0, (raw_accept_len + (CASE WHEN p.no_bonus THEN 1 ELSE 0 END) - 1) / p.k))
     ELSE coalesce(accepted_tokens::DOUBLE / nullif(drafted_tokens, 0), raw_rate) END,
   definition = CASE
     WHEN origin = 'vllm_v0' THEN 'vLLM V0 Speculative metrics (cumulative since start): accept_len = emitted / (drafted / k) '
          || '(= system efficiency x (k + 1)); draft_accept_rate = (accept_len - 1) / k; raw_rate = the printed draft acceptance '
          || 'rate, which counts accepted tokens after a rejection too'
-    WHEN $3 THEN 'vLLM 0.8.5 SpecDecoding metrics: printed mean acceptance length excludes the bonus token: +1 added; '
-         || CASE WHEN $4 = 'chain' THEN 'draft_accept_rate = (accept_len - 1) / k' ELSE 'draft_accept_rate = accepted / drafted (k is a ceiling)' END
+    WHEN p.no_bonus THEN 'vLLM 0.8.5 SpecDecoding metrics: printed mean acceptance length excludes the bonus token: +1 added; '
+         || CASE WHEN p.kind = 'chain' THEN 'draft_accept_rate = (accept_len - 1) / k' ELSE 'draft_accept_rate = accepted / drafted (k is a ceiling)' END
     WHEN raw_accept_len IS NOT NULL THEN 'vLLM SpecDecoding metrics: accept_len = printed mean acceptance length (1 bonus + accepted drafts per verify step); '
-         || CASE WHEN $4 = 'chain' THEN 'draft_accept_rate = (accept_len - 1) / k' ELSE 'draft_accept_rate = accepted / drafted (k is a ceiling)' END
-    WHEN $4 = 'chain' THEN 'vLLM 0.8.3-0.8.4 SpecDecoding metrics (rate only): accept_len = 1 + k x draft acceptance rate'
+         || CASE WHEN p.kind = 'chain' THEN 'draft_accept_rate = (accept_len - 1) / k' ELSE 'draft_accept_rate = accepted / drafted (k is a ceiling)' END
+    WHEN p.kind = 'chain' THEN 'vLLM 0.8.3-0.8.4 SpecDecoding metrics (rate only): accept_len = 1 + k x draft acceptance rate'
     ELSE 'vLLM SpecDecoding metrics (rate only, ceiling method): tokens per step unknown' END
-WHERE run_id = $1
+FROM derive_spec p
+WHERE {runs@spec_stats} AND spec_stats.run_id = p.run_id

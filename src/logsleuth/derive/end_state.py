@@ -1,30 +1,23 @@
 """How a run ended, and the one root cause of a fatal end.
 
-Contract: ``derive_end_state(con, run_id, r)`` fills ``end_state`` (``served``,
-``ready_idle``, ``crashed``, ``killed``, ``startup_failed``, ``truncated``), ``end_line`` and
-``end_reason`` of the runs row ``r``. For a fatal end, ``end_line``/``end_reason`` are the root
-cause chosen by ``root_cause`` (queries/derive/root_cause.sql): the first failure in time across
-ranks and nodes, preferring records that name a cause over wrappers ("Received sigquit",
-EngineDeadError) and consequences (EOFError on a peer). Everything else that reports a run's
-cause (ingest summary, diagnose rules, report) reads these two columns, so one cause is shown
-everywhere. A run that never became ready and whose last word is an exception that no pattern
-marked fatal (a kernel AssertionError during warm-up) died of it.
+Contract: ``derive_end_states(con, rows, shutdowns, kill_markers)`` fills ``end_state``
+(``served``, ``ready_idle``, ``crashed``, ``killed``, ``startup_failed``, ``truncated``),
+``end_line`` and ``end_reason`` of every runs row of ``rows`` (run id -> row dict holding
+``ready_line``, ``last_line`` and ``engine``), with a fixed number of statements whatever the
+number of runs. For a fatal end, ``end_line``/``end_reason`` are the root cause chosen by
+queries/derive/root_cause.sql: the first failure in time across ranks and nodes, preferring
+records that name a cause over wrappers ("Received sigquit", EngineDeadError) and consequences
+(EOFError on a peer). Everything else that reports a run's cause (ingest summary, diagnose
+rules, report) reads these two columns, so one cause is shown everywhere. A run that never
+became ready and whose last word is an exception that no pattern marked fatal (a kernel
+AssertionError during warm-up) died of it. Errors after a planned shutdown are shutdown noise:
+their fatal flag is cleared.
 """
 from __future__ import annotations
 
-from ..db.connection import fetch_one
-from .sql import sql
+import polars as pl
 
-
-
-def _one(con, q, params=()):
-    row = fetch_one(con.execute(q, list(params)))
-    return row[0] if row else None
-
-
-def root_cause(con, run_id: int, shutdown_line: int | None = None):
-    """(line_no, kind, exc_type, message, secondary, n_fatal) of the run's root cause, or None."""
-    return fetch_one(con.execute(sql("root_cause"), [run_id, shutdown_line]))
+from .sql import run_set
 
 
 def describe(kind, exc_type, message, secondary: bool) -> str:
@@ -36,60 +29,110 @@ def describe(kind, exc_type, message, secondary: bool) -> str:
     return text[:500]
 
 
-def traffic(con, run_id, after_line=None, before_line=None) -> int:
-    """Evidence that the server handled requests: decode/stat lines with activity, prefill lines,
-    POST requests (optionally only between two lines)."""
-    return _one(con, """SELECT (SELECT count(*) FROM decode_stats WHERE run_id = $1 AND line_no > coalesce($2, 0)
-                                   AND line_no < coalesce($3, 9223372036854775807)
-                                   AND (coalesce(gen_tok_s, 0) > 0 OR coalesce(running_reqs, 0) > 0))
-                                + (SELECT count(*) FROM prefill_stats WHERE run_id = $1 AND line_no > coalesce($2, 0)
-                                   AND line_no < coalesce($3, 9223372036854775807))
-                                + (SELECT count(*) FROM events WHERE run_id = $1 AND kind = 'http_access'
-                                   AND line_no > coalesce($2, 0) AND line_no < coalesce($3, 9223372036854775807)
-                                   AND text LIKE 'POST %')""", [run_id, after_line, before_line])
+def _frame(data: dict) -> pl.DataFrame:
+    return pl.DataFrame(data, schema={k: pl.Int64 for k in data})
 
 
-def derive_end_state(con, run_id: int, r: dict, kill_markers: list[str]) -> None:
+def traffic(con, bounds: dict[int, tuple[int | None, int | None]]) -> dict[int, int]:
+    """Evidence that each server handled requests (queries/derive/traffic.sql): run id ->
+    number of decode lines with activity, prefill lines and POST requests strictly between
+    the bounds (after, before) given for it (None: no bound); runs without any are left out."""
+    if not bounds:
+        return {}
+    ids = list(bounds)
+    frame = _frame({"run_id": ids, "after_line": [bounds[r][0] for r in ids],
+                    "before_line": [bounds[r][1] for r in ids]})
+    return dict(run_set(con, "traffic", runs=ids, frames={"derive_traffic": frame}))
+
+
+def _kill_lines(con, rows: dict, kill_markers: list[str]) -> dict[int, int | None]:
+    """The first kill notice among the last 30 lines of each run (None: none)."""
+    kill_sql = " OR ".join("l.raw LIKE ?" for _ in kill_markers) or "false"
+    ids = list(rows)
+    frame = _frame({"run_id": ids, "last_line": [rows[r]["last_line"] for r in ids]})
+    found = {rid: (n, killed) for rid, n, killed in run_set(
+        con, "kill_tail", runs=ids, frames={"derive_runs": frame}, fmt={"kill": kill_sql}, params=kill_markers)}
+    out = {}
+    for rid in ids:
+        n, killed = found.get(rid, (0, None))
+        if n < min(30, rows[rid]["n_lines"]):  # its last 30 lines are not the 30 numbered last: read them
+            killed = run_set(con, "tail_of_run", fmt={"kill": kill_sql.replace("l.raw", "raw")},
+                             params=[rid, *kill_markers])[0][0]
+        out[rid] = killed
+    return out
+
+
+def derive_end_states(con, rows: dict[int, dict], shutdowns: dict[int, int | None], kill_markers: list[str]) -> None:
     """A fatal error before any planned shutdown decides (crashed once the server was ready or
     had served traffic, else startup_failed); errors after a planned shutdown are shutdown
     noise. Without a fatal error: an unready run ending on an exception died of it; killed
     (kill/termination notice in the tail); served / ready_idle (ready, with or without traffic),
     served also for an excerpt that shows traffic but no launch, else truncated.
-    ``kill_markers``: SQL LIKE patterns of kill notices (grammar [markers] kill)."""
-    shutdown = _one(con, "SELECT min(line_no) FROM events WHERE run_id = ? AND kind = 'shutdown'", [run_id])
-    if shutdown is not None:  # errors raised while a planned shutdown tears the engine down did not kill it
-        con.execute("UPDATE errors SET fatal = false WHERE run_id = ? AND fatal AND line_no > ?", [run_id, shutdown])
-    cause = root_cause(con, run_id, shutdown)
-    ready_line = r["ready_line"]
-    if cause is None and ready_line is None:
-        last = fetch_one(con.execute(sql("terminal_traceback"), [run_id]))
+    ``shutdowns``: run id -> its first planned-shutdown line; ``kill_markers``: SQL LIKE
+    patterns of kill notices (grammar [markers] kill)."""
+    if not rows:
+        return
+    ids = list(rows)
+    shut = {rid: shutdowns.get(rid) for rid in ids}
+    stopped = [rid for rid in ids if shut[rid] is not None]
+    if stopped:  # errors raised while a planned shutdown tears the engine down did not kill it
+        run_set(con, "", runs=stopped, frames={"derive_shutdown": _frame(
+            {"run_id": stopped, "shutdown_line": [shut[r] for r in stopped]})},
+            text="UPDATE errors SET fatal = false FROM derive_shutdown s WHERE {runs@errors} "
+                 "AND errors.run_id = s.run_id AND errors.fatal AND errors.line_no > s.shutdown_line")
+    causes = {row[0]: row[1:] for row in run_set(
+        con, "root_cause", runs=ids,
+        frames={"derive_runs": _frame({"run_id": ids, "shutdown_line": [shut[r] for r in ids]})})}
+    unready = [rid for rid in ids if rid not in causes and rows[rid]["ready_line"] is None]
+    if unready:
+        last = {row[0]: row[1:] for row in run_set(con, "terminal_traceback", runs=unready)}
         if last:
-            con.execute("UPDATE errors SET fatal = true WHERE run_id = ? AND line_no = ?", [run_id, last[0]])
-            cause = (last[0], last[1], last[2], last[3], False, 1)
-    kill_sql = " OR ".join("raw LIKE ?" for _ in kill_markers) or "false"
-    killed = _one(con, f"""SELECT min(line_no) FROM (SELECT line_no, raw FROM lines WHERE run_id = ?
-                          ORDER BY line_no DESC LIMIT 30) WHERE {kill_sql}""", [run_id, *kill_markers])
-    if cause:
-        first_fatal = _one(con, "SELECT min(line_no) FROM errors WHERE run_id = ? AND fatal", [run_id])
-        at = min(cause[0], first_fatal or cause[0])
-        was_serving = (ready_line is not None and at > ready_line) or \
-            (ready_line is None and traffic(con, run_id, None, at) > 0)
-        state = "crashed" if was_serving else "startup_failed"
-        r["end_line"], r["end_reason"] = cause[0], describe(cause[1], cause[2], cause[3], bool(cause[4]))
-    elif killed:
-        state, r["end_line"], r["end_reason"] = "killed", killed, "process killed (no error line)"
-    elif ready_line:
-        state = "served" if traffic(con, run_id, ready_line) else "ready_idle"
-        r["end_line"] = shutdown or r["last_line"]
-        r["end_reason"] = "planned shutdown" if shutdown else "log ends while serving"
-    elif r["engine"] in ("bench",):
-        state, r["end_line"], r["end_reason"] = None, r["last_line"], None
-    elif traffic(con, run_id):
-        state = "served"
-        r["end_line"] = shutdown or r["last_line"]
-        r["end_reason"] = ("planned shutdown" if shutdown else "log ends while serving") + \
-            " (traffic seen, no ready line in the log)"
-    else:
-        state, r["end_line"] = "truncated", r["last_line"]
-        r["end_reason"] = "log ends before the server was ready (no error line)"
-    r["end_state"] = state
+            marked = list(last)
+            run_set(con, "", runs=marked, frames={"derive_marked": _frame(
+                {"run_id": marked, "line_no": [last[r][0] for r in marked]})},
+                text="UPDATE errors SET fatal = true FROM derive_marked m WHERE {runs@errors} "
+                     "AND errors.run_id = m.run_id AND errors.line_no = m.line_no")
+            for rid, (line_no, kind, exc_type, message) in last.items():
+                causes[rid] = (line_no, kind, exc_type, message, False, 1)
+    killed = _kill_lines(con, rows, kill_markers)
+    first_fatal = dict(run_set(con, "first_fatal", runs=list(causes))) if causes else {}
+    # which traffic each run's state depends on (at most one question per run)
+    bounds, at = {}, {}
+    for rid in ids:
+        r, cause = rows[rid], causes.get(rid)
+        if cause:
+            at[rid] = min(cause[0], first_fatal.get(rid) or cause[0])
+            if r["ready_line"] is None:
+                bounds[rid] = (None, at[rid])
+        elif killed[rid]:
+            pass
+        elif r["ready_line"]:
+            bounds[rid] = (r["ready_line"], None)
+        elif r["engine"] not in ("bench",):
+            bounds[rid] = (None, None)
+    seen = traffic(con, bounds)
+    for rid in ids:
+        r, cause, shutdown = rows[rid], causes.get(rid), shut[rid]
+        ready_line = r["ready_line"]
+        if cause:
+            was_serving = (ready_line is not None and at[rid] > ready_line) or \
+                (ready_line is None and seen.get(rid, 0) > 0)
+            state = "crashed" if was_serving else "startup_failed"
+            r["end_line"], r["end_reason"] = cause[0], describe(cause[1], cause[2], cause[3], bool(cause[4]))
+        elif killed[rid]:
+            state, r["end_line"], r["end_reason"] = "killed", killed[rid], "process killed (no error line)"
+        elif ready_line:
+            state = "served" if seen.get(rid) else "ready_idle"
+            r["end_line"] = shutdown or r["last_line"]
+            r["end_reason"] = "planned shutdown" if shutdown else "log ends while serving"
+        elif r["engine"] in ("bench",):
+            state, r["end_line"], r["end_reason"] = None, r["last_line"], None
+        elif seen.get(rid):
+            state = "served"
+            r["end_line"] = shutdown or r["last_line"]
+            r["end_reason"] = ("planned shutdown" if shutdown else "log ends while serving") + \
+                " (traffic seen, no ready line in the log)"
+        else:
+            state, r["end_line"] = "truncated", r["last_line"]
+            r["end_reason"] = "log ends before the server was ready (no error line)"
+        r["end_state"] = state

@@ -1,41 +1,68 @@
-"""Derive per-run facts after a source's lines are stored.
+"""Derive per-run facts after sources' lines are stored.
 
-Contract: ``finalize_source`` (called inside the ingest transaction) merges the lines
-before the first launch into the first run (unless they hold activity of their own, a
-tail of an earlier launch), mines templates for unclaimed lines, normalises speculative
-metrics (derive/spec.py), marks the primary rank of stats lines (one per scheduler: per
-DP rank, the lowest TP rank), stores environment-report facts, and writes one ``runs`` row
-per run: identity (derive/identity.py: model, served name, canonical model key, printed
-version, parallel layout), configuration, startup phase times, GPU context and how the run
-ended with its one root cause (derive/end_state.py). A run starts where the server process
-starts: lines before the first launch (a CI job's preamble) stay attached to the first run
-as its context, but its ``first_line`` is the launch. Work is per run or per source in SQL
-(queries/derive/); Python only touches a few aggregated values per run.
+Contract: ``finalize_sources(con, items)`` (called inside the ingest transaction; each item the
+arguments ``(source_id, det, src, tstate, base_run, opts, head)`` of ``finalize_source``, its
+one-item form) returns the run ids of each source. For each source it merges the lines before
+the first launch into the first run (unless they hold activity of their own, a tail of an
+earlier launch), mines templates for unclaimed lines, normalises speculative metrics
+(derive/spec.py), marks the primary rank of stats lines (one per scheduler: per DP rank, the
+lowest TP rank), stores environment-report facts, and writes one ``runs`` row per run:
+identity (derive/identity.py: model, served name, canonical model key, printed version,
+parallel layout), configuration, startup phase times, GPU context (derive/hardware.py) and how
+the run ended with its one root cause (derive/end_state.py). A run starts where the server
+process starts: lines before the first launch (a CI job's preamble) stay attached to the first
+run as its context, but its ``first_line`` is the launch.
+
+Cost: a fixed number of statements per call, whatever the number of sources and runs (a
+folder of thousands of small logs is derived in one call per batch; a file of 2,000 launches
+in one call): set-based SQL over the call's run and source ids (queries/derive/), then a few
+aggregated values per run in Python, one insert of all runs rows and set-based updates. An
+environment report in the call splits it: the runs before it are stored first, so that the
+report refreshes their GPU context as it would one file at a time.
 """
 from __future__ import annotations
 
-from ..db.connection import fetch_one
-
+import datetime as dt
 import json
 import re
 from collections import Counter
-from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
 from ..formats.check import checked_grammars
 from ..formats import grammar as gdata
-from ..gpus import env_report, hints as gpu_hints
-from ..gpus.resolve import resolve_gpu
-from ..db.connection import fetch_frame
 from ..ingest.drain import mine_templates
-from .end_state import derive_end_state
-from .identity import model_identity, parallel_from_ranks, printed_version
-from .spec import normalise_spec, spec_config
-from .sql import sql
+from .end_state import derive_end_states
+from .hardware import gpu_contexts, refresh_gpu_for_directory, store_env_report
+from .identity import model_identity
+from .spec import normalise_specs, spec_config
+from .sql import run_set
+
+__all__ = ["RUN_TABLES", "finalize_source", "finalize_sources", "has_activity", "refresh_gpu_for_directory"]
 
 RUN_TABLES = ["lines_other", "lines_bulk", "config", "events", "decode_stats", "prefill_stats", "spec_stats", "errors",
               "bench_results"]
+
+# the events a runs row is derived from (queries/derive/run_events.sql)
+_EVENT_KINDS = ("version_banner", "banner_model", "weights_loaded", "model_arch", "attention_backend",
+                "attention_backend_default", "limits", "cuda_graph_bs", "kv_cache_allocated", "enforce_eager",
+                "cuda_graph_disabled_eager", "max_model_len", "kv_cache_tokens", "kv_blocks", "cudagraph_truncated",
+                "server_ready", "api_server_start", "app_startup_complete", "weights_begin", "weights_load_time",
+                "cuda_graph_end", "shutdown")
+
+_ERA_SAMPLE = 50_000
+
+
+class _Item(NamedTuple):
+    source_id: int
+    det: object
+    src: object
+    tstate: object
+    base_run: int
+    opts: object
+    head: str
+
 
 def _grammars(opts):
     """The grammars this ingest parsed with (cached): roles, era probes, aliases and markers
@@ -43,163 +70,328 @@ def _grammars(opts):
     return checked_grammars(getattr(opts, "grammar_dirs", ()))
 
 
-
-def _q(con, sql, params=()):
-    return con.execute(sql, list(params)).fetchall()
-
-
-def _one(con, sql, params=()):
-    row = fetch_one(con.execute(sql, list(params)))
-    return row[0] if row else None
+def _by_grammars(items):
+    """The items grouped by the grammars they were parsed with (one group in practice)."""
+    groups: dict = {}
+    for it in items:
+        groups.setdefault(tuple(getattr(it.opts, "grammar_dirs", ()) or ()), []).append(it)
+    return [(_grammars(group[0].opts), group) for group in groups.values()]
 
 
 def finalize_source(con, source_id, det, src, tstate, base_run, opts, head) -> list[int]:
-    n_lines = _one(con, "SELECT count(*) FROM lines WHERE source_id = ?", [source_id])
-    con.execute(
-        "UPDATE sources SET n_lines = ?, year_basis = ?, bad_bytes = ?, nul_bytes = ?, truncated_lines = ?,"
-        " crlf_lines = ?, grew_during_ingest = ? WHERE source_id = ?",
-        [n_lines, tstate.basis or None, src.stats["bad_bytes"], src.stats["nul_bytes"],
-         src.stats["truncated_lines"], src.stats["crlf_lines"], src.grew, source_id])
-    _mine_templates(con, source_id)
-    if det.kind == "env_report":
-        _store_env_report(con, source_id, src)
-        for t in RUN_TABLES:
-            con.execute(f"UPDATE {t} SET run_id = NULL WHERE source_id = ?", [source_id])
-        refresh_gpu_for_directory(con, src.display_name, opts.gpu)
+    return finalize_sources(con, [(source_id, det, src, tstate, base_run, opts, head)])[0]
+
+
+def finalize_sources(con, items) -> list[list[int]]:
+    items = [_Item(*it) for it in items]
+    if not items:
         return []
-    run_ids = [r[0] for r in _q(con, "SELECT DISTINCT run_id FROM lines WHERE source_id = ? ORDER BY 1",
-                                [source_id])]
-    launch_start: dict = {}
-    if base_run in run_ids:
-        # the lines before the first launch share its id (ingest/normalize.RunState): they are
-        # its context (a CI job's preamble, the environment it exported) unless they hold a run
-        # of their own, the tail of an earlier launch, which takes the next free id
-        grammars = _grammars(opts)
-        start = _launch_start(con, source_id, base_run, _launch_patterns(grammars), gdata.role(grammars, "prelaunch"))
-        if start is not None and _has_activity(con, source_id, base_run, before_line=start):
-            tail = max(run_ids) + 1
-            for t in RUN_TABLES:
-                con.execute(f"UPDATE {t} SET run_id = ? WHERE source_id = ? AND run_id = ? AND line_no < ?",
-                            [tail, source_id, base_run, start])
-            run_ids.append(tail)
-        elif start is not None:
-            launch_start[base_run] = start
-    # ordinals follow the file: a split-off tail comes first
-    run_ids.sort(key=lambda rid: _one(con, "SELECT min(line_no) FROM lines WHERE source_id = ? AND run_id = ?",
-                                      [source_id, rid]) or 0)
-    era = _sglang_era(con, source_id, gdata.version_probes(_grammars(opts), "sglang")) \
-        if "sglang" in (det.engine, *getattr(det, "run_engines", {}).values()) else None
-    for ordinal, run_id in enumerate(run_ids, start=1):
-        _mark_primary(con, run_id)
-        _derive_run(con, source_id, run_id, ordinal, det, era, opts, launch_start.get(run_id))
-    con.execute("INSERT INTO decode_primary SELECT * FROM decode_stats WHERE source_id = ? AND primary_rank",
-                [source_id])
-    return run_ids
+    lines = _run_lines(con, [it.source_id for it in items])
+    _update_sources(con, items, lines)
+    _mine_templates(con, items)
+    out: dict[int, list[int]] = {}
+    logs: list[_Item] = []
+    for it in items:
+        if it.det.kind != "env_report":
+            logs.append(it)
+            continue
+        # the runs before a report are stored first: it refreshes their GPU context
+        _derive_logs(con, logs, lines, out)
+        logs = []
+        store_env_report(con, it.source_id, it.src)
+        for t in RUN_TABLES:
+            con.execute(f"UPDATE {t} SET run_id = NULL WHERE source_id = ?", [it.source_id])
+        refresh_gpu_for_directory(con, it.src.display_name, it.opts.gpu)
+        out[it.source_id] = []
+    _derive_logs(con, logs, lines, out)
+    return [out[it.source_id] for it in items]
 
 
-def _launch_patterns(grammars) -> list[str]:
-    return [p.name for g in grammars for p in g.patterns if p.launch is not None]
+def _run_lines(con, source_ids) -> dict[int, dict[int, tuple]]:
+    """source_id -> run_id -> (lines, first line, last line), runs in file order."""
+    out: dict[int, dict[int, tuple]] = {sid: {} for sid in source_ids}
+    for sid, rid, n, first, last in run_set(con, "run_lines", sources=source_ids):
+        out[sid][rid] = (n, first, last)
+    return out
 
 
-def _launch_start(con, source_id, run_id, launch_patterns: list[str], prelaunch: list[str]) -> int | None:
-    """First line of the server process of the first launch in ``run_id``: the first non-blank
-    line after the last line before the launch marker that no engine wrote (queries/derive/
-    launch_start.sql: a CI job's steps, pip output, a banner of the batch script). None when
-    everything before the marker is the process's own output."""
-    names = ", ".join(f"'{p}'" for p in launch_patterns) or "''"
-    row = fetch_one(con.execute(sql("launch_start").replace("{launch_patterns}", names), [source_id, run_id]))
-    return row[0] if row else None
+def _run_ids(runs: dict) -> list[int]:
+    return sorted(r for r in runs if r is not None)
+
+
+def _update_sources(con, items, lines) -> None:
+    rows = [{"source_id": it.source_id, "n_lines": sum(v[0] for v in lines[it.source_id].values()),
+             "year_basis": it.tstate.basis or None, "bad_bytes": it.src.stats["bad_bytes"],
+             "nul_bytes": it.src.stats["nul_bytes"], "truncated_lines": it.src.stats["truncated_lines"],
+             "crlf_lines": it.src.stats["crlf_lines"], "grew_during_ingest": bool(it.src.grew)} for it in items]
+    frame = pl.DataFrame(rows, schema={"source_id": pl.Int64, "n_lines": pl.Int64, "year_basis": pl.Utf8,
+                                       "bad_bytes": pl.Int64, "nul_bytes": pl.Int64, "truncated_lines": pl.Int64,
+                                       "crlf_lines": pl.Int64, "grew_during_ingest": pl.Boolean})
+    sets = ", ".join(f"{c} = f.{c}" for c in frame.columns[1:])
+    run_set(con, "", sources=frame["source_id"].to_list(), frames={"derive_sources": frame},
+            text=f"UPDATE sources SET {sets} FROM derive_sources f WHERE {{sources@sources}} "
+                 "AND sources.source_id = f.source_id")
+
+
+def _mine_templates(con, items) -> None:
+    """Templates of each source's unclaimed lines (mined per source, numbered after the
+    highest stored id in item order), stored with one insert and one update."""
+    ids = [it.source_id for it in items]
+    frame = pl.DataFrame(run_set(con, "unparsed", sources=ids), schema={"source_id": pl.Int64, "line_no": pl.Int64,
+                                                                         "raw": pl.Utf8}, orient="row")
+    if frame.height == 0:
+        return
+    base = int(con.execute("SELECT coalesce(max(template_id), 0) FROM templates").fetchall()[0][0] or 0)
+    tpls, assigns = [], []
+    parts = frame.partition_by("source_id", as_dict=True, maintain_order=True)
+    for sid in ids:
+        part = parts.get((sid,))
+        if part is None or part.height == 0:
+            continue
+        idx, templates = mine_templates(part["raw"])
+        examples = part["line_no"].gather(templates["example_row"])
+        tpls.append(templates.select(
+            (pl.col("template_index").cast(pl.Int64) + base + 1).alias("template_id"),
+            pl.lit(sid, dtype=pl.Int32).alias("source_id"), "template",
+            pl.col("n_lines").cast(pl.Int64), examples.alias("example_line_no")))
+        assigns.append(part.select(pl.col("source_id").cast(pl.Int32), "line_no")
+                       .with_columns((idx.cast(pl.Int64) + base + 1).alias("template_id")))
+        base += templates.height
+    run_set(con, "", frames={"derive_tpl": pl.concat(tpls)},
+            text="INSERT INTO templates SELECT template_id, source_id, template, n_lines, example_line_no FROM derive_tpl")
+    run_set(con, "", sources=ids, frames={"derive_asg": pl.concat(assigns)},
+            text="UPDATE lines_other SET template_id = a.template_id FROM derive_asg a WHERE {sources@lines_other} "
+                 "AND lines_other.source_id = a.source_id AND lines_other.line_no = a.line_no")
+
+
+def has_activity(con, pairs: list[tuple[int, int, int | None]]) -> set[tuple[int, int]]:
+    """The (source_id, run_id) of ``pairs`` (source_id, run_id, before_line: None for all its
+    lines) that hold activity of their own (queries/derive/activity.sql)."""
+    if not pairs:
+        return set()
+    frame = pl.DataFrame(pairs, schema={"source_id": pl.Int64, "run_id": pl.Int64, "before_line": pl.Int64},
+                         orient="row")
+    return {(sid, rid) for sid, rid, n in run_set(con, "activity", sources=[p[0] for p in pairs],
+                                                  frames={"derive_pairs": frame}) if n}
 
 
 def _has_activity(con, source_id, run_id, before_line=None) -> bool:
-    n = _one(con, """SELECT (SELECT count(*) FROM decode_stats WHERE source_id=$1 AND run_id=$2 AND line_no < $3)
-                          + (SELECT count(*) FROM prefill_stats WHERE source_id=$1 AND run_id=$2 AND line_no < $3)
-                          + (SELECT count(*) FROM bench_results WHERE source_id=$1 AND run_id=$2 AND line_no < $3)
-                          + (SELECT count(*) FROM errors WHERE source_id=$1 AND run_id=$2 AND fatal AND line_no < $3)
-                          + (SELECT count(*) FROM events WHERE source_id=$1 AND run_id=$2 AND line_no < $3
-                             AND kind IN ('server_ready', 'app_startup_complete', 'cuda_graph_end',
-                                          'weights_loaded'))""",
-             [source_id, run_id, before_line if before_line is not None else 2 ** 62])
-    return bool(n)
+    return bool(has_activity(con, [(source_id, run_id, before_line)]))
 
 
-def _mine_templates(con, source_id) -> None:
-    frame = fetch_frame(con, "SELECT line_no, raw FROM lines_other WHERE source_id = ? AND kind = 'unparsed' ORDER BY line_no",
-                        [source_id])
-    if frame.height == 0:
-        return
-    idx, templates = mine_templates(frame["raw"])
-    base = int(_one(con, "SELECT coalesce(max(template_id), 0) FROM templates") or 0)
-    examples = frame["line_no"].gather(templates["example_row"])
-    tpl = templates.select(
-        (pl.col("template_index").cast(pl.Int64) + base + 1).alias("template_id"),
-        pl.lit(source_id, dtype=pl.Int32).alias("source_id"), "template",
-        pl.col("n_lines").cast(pl.Int64), examples.alias("example_line_no"))
-    con.register("_tpl", tpl.to_arrow())
-    con.execute("INSERT INTO templates SELECT template_id, source_id, template, n_lines, example_line_no FROM _tpl")
-    con.unregister("_tpl")
-    assign = frame.select("line_no").with_columns((idx.cast(pl.Int64) + base + 1).alias("template_id"))
-    con.register("_asg", assign.to_arrow())
-    con.execute("UPDATE lines_other SET template_id = _asg.template_id FROM _asg "
-                "WHERE lines_other.source_id = ? AND lines_other.line_no = _asg.line_no", [source_id])
-    con.unregister("_asg")
+def _launch_starts(con, pairs: list[tuple[int, int]], grammars) -> dict[tuple[int, int], int]:
+    """First line of the server process of the first launch in each (source_id, run_id): the
+    first non-blank line after the last line before the launch marker that no engine wrote
+    (queries/derive/launch_start.sql: a CI job's steps, pip output, a banner of the batch
+    script). Left out when everything before the marker is the process's own output."""
+    if not pairs:
+        return {}
+    names = ", ".join("'" + p.name.replace("'", "''") + "'" for g in grammars for p in g.patterns
+                      if p.launch is not None) or "''"
+    frame = pl.DataFrame(pairs, schema={"source_id": pl.Int64, "run_id": pl.Int64}, orient="row")
+    return {(sid, rid): start for sid, rid, start in run_set(
+        con, "launch_start", sources=[p[0] for p in pairs], frames={"derive_pairs": frame},
+        fmt={"launch_patterns": names}) if start is not None}
 
 
-def _store_env_report(con, source_id, src) -> None:
-    text = src.real_path.read_bytes()[: 4 * 1024 * 1024]
-    if src.compressed:
-        import gzip
-
-        text = gzip.decompress(src.real_path.read_bytes())[: 4 * 1024 * 1024]
-    facts = env_report.parse_env_report(text.decode("utf-8", "replace"))
-    con.execute(
-        "INSERT INTO env_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [source_id, facts.kind, facts.vendor, facts.gpu_name, facts.gpu_count, facts.compute_capability,
-         facts.sm, facts.memory_gib, facts.interconnect, facts.driver_version, facts.cuda_version,
-         facts.torch_version, facts.torch_cuda, facts.nccl_version, json.dumps(facts.engine_versions),
-         json.dumps(facts.env)])
-    con.execute("UPDATE sources SET engine = 'env' WHERE source_id = ?", [source_id])
-
-
-def _mark_primary(con, run_id) -> None:
-    for t in ("decode_stats", "prefill_stats"):
-        con.execute(sql("primary_rank").replace("{table}", t), [run_id])
-
-
-_ERA_SAMPLE = 50_000
-
-
-def _sglang_era(con, source_id, probes: list) -> str | None:
-    """SGLang's format era from the line shapes only some releases printed: the grammar's
-    [[version_probe]] list (regex probes first, then LIKE probes in order; first match wins)."""
-    like_probes = [p for p in probes if p.like]
-    if not probes:
-        return None
-    sel = ", ".join("count(*) FILTER (WHERE raw LIKE ?)" for _ in like_probes) or "0"
-    # one SGLang version writes one format: the first 50,000 stats lines tell as well as all
-    # of them (a 2 GB log has 12 million)
-    sample = f"""(SELECT raw FROM lines_other WHERE source_id = $1
-                 UNION ALL (SELECT raw FROM lines_bulk WHERE source_id = $1 LIMIT {_ERA_SAMPLE}))"""
-    for probe in probes:
-        if probe.regex and _one(con, f"SELECT count(*) FROM {sample} WHERE regexp_matches(raw, $2)",
-                                [source_id, probe.regex]):
-            return probe.era
-    sample_q = sample.replace("$1", "?")
-    counts = fetch_one(con.execute(f"SELECT {sel} FROM {sample_q}",
-                                   [p.like for p in like_probes] + [source_id, source_id]))
-    for probe, n in zip(like_probes, counts):
-        if n:
-            return probe.era
-    return None
+def _split_preludes(con, items, lines) -> dict[int, int]:
+    """Lines before each source's first launch (run base_run): the launch's context, or a run
+    of their own (the tail of an earlier launch, given the next free id) when they hold
+    activity. Returns run_id -> the line its server process starts at (for merged context)."""
+    firsts = [it for it in items if it.base_run is not None and it.base_run in lines[it.source_id]]
+    launch_start: dict[int, int] = {}
+    starts: dict[tuple[int, int], int] = {}
+    for grammars, group in _by_grammars(firsts):
+        starts.update(_launch_starts(con, [(it.source_id, it.base_run) for it in group], grammars))
+    if not starts:
+        return launch_start
+    active = has_activity(con, [(sid, rid, start) for (sid, rid), start in starts.items()])
+    splits = []
+    # a tail takes an id after every run id of the call and of the database
+    stored = con.execute("SELECT coalesce(max(run_id), 0) FROM runs").fetchall()[0][0]
+    next_id = max([stored] + [rid for it in items for rid in _run_ids(lines[it.source_id])]) + 1
+    for it in firsts:
+        key = (it.source_id, it.base_run)
+        if key not in starts:
+            continue
+        if key in active:
+            tail = max(next_id, max(_run_ids(lines[it.source_id])) + 1)
+            next_id = tail + 1
+            splits.append((it.source_id, it.base_run, starts[key], tail))
+        else:
+            launch_start[it.base_run] = starts[key]
+    if splits:
+        frame = pl.DataFrame(splits, schema={"source_id": pl.Int64, "base_run": pl.Int64, "start": pl.Int64,
+                                             "tail": pl.Int64}, orient="row")
+        sids = [s[0] for s in splits]
+        for t in RUN_TABLES:
+            run_set(con, "", sources=sids, frames={"derive_split": frame},
+                    text=f"UPDATE {t} SET run_id = s.tail FROM derive_split s WHERE {{sources@{t}}} "
+                         f"AND {t}.source_id = s.source_id AND {t}.run_id = s.base_run AND {t}.line_no < s.start")
+        lines.update(_run_lines(con, sids))
+    return launch_start
 
 
-def _config(con, run_id) -> dict:
-    rows = _q(con, "SELECT key, value, origin FROM config WHERE run_id = ? ORDER BY line_no", [run_id])
-    out: dict = {}
-    for k, v, origin in rows:
-        out[k] = v
-        out[f"{origin}:{k}"] = v
+def _sglang_eras(con, items, lines) -> dict[int, str | None]:
+    """SGLang's format era of each source from the line shapes only some releases printed: the
+    grammar's [[version_probe]] list (regex probes first, then LIKE probes in order; first
+    match wins), over every unclaimed line and the first 50,000 stats lines."""
+    out: dict[int, str | None] = {}
+    for grammars, group in _by_grammars(items):
+        probes = gdata.version_probes(grammars, "sglang")
+        if not probes:
+            continue
+        cols = ", ".join("count(*) FILTER (WHERE regexp_matches(raw, ?))" if p.regex else
+                         "count(*) FILTER (WHERE raw LIKE ?)" for p in probes)
+        params = [p.regex or p.like for p in probes]
+        small = [it.source_id for it in group if sum(v[0] for v in lines[it.source_id].values()) <= _ERA_SAMPLE]
+        batches = [(small, f"QUALIFY row_number() OVER (PARTITION BY source_id ORDER BY line_no) <= {_ERA_SAMPLE}")] \
+            if small else []
+        # a large source alone, with a LIMIT: no sort of its millions of stats lines
+        batches += [([it.source_id], f"LIMIT {_ERA_SAMPLE}") for it in group if it.source_id not in small]
+        for sids, sample in batches:
+            for sid, *counts in run_set(con, "era_probes", sources=sids, fmt={"probes": cols, "bulk": sample},
+                                        params=params):
+                out[sid] = next((p.era for p, n in zip(probes, counts) if n), None)
     return out
+
+
+class _Facts:
+    """What the runs rows of one call are derived from, fetched set-based per call."""
+
+    def __init__(self, con, runs: dict[int, dict], banners: list[str]):
+        ids = list(runs)
+        self.config: dict[int, dict] = {rid: {} for rid in ids}
+        for rid, k, v, origin in run_set(con, "run_config", runs=ids):
+            self.config[rid][k] = v
+            self.config[rid][f"{origin}:{k}"] = v
+        self.events: dict[int, dict[str, list]] = {rid: {} for rid in ids}
+        kinds = ", ".join(f"'{k}'" for k in _EVENT_KINDS)
+        for rid, kind, *ev in run_set(con, "run_events", runs=ids, fmt={"kinds": kinds}):
+            self.events[rid].setdefault(kind, []).append(tuple(ev))
+        frame = pl.DataFrame({"run_id": ids, "first_line": [runs[r]["first_line"] for r in ids]},
+                             schema={"run_id": pl.Int64, "first_line": pl.Int64})
+        self.times = {rid: (a, b) for rid, a, b in run_set(con, "run_times", runs=ids,
+                                                          frames={"derive_runs": frame})}
+        marks = ", ".join("'" + b.replace("'", "''") + "'" for b in banners) or "NULL"
+        self.facts = {row[0]: row[1:] for row in run_set(
+            con, "run_facts", runs=ids, fmt={"banners": marks, "run_list": ", ".join(map(str, ids))})}
+        self.ranks = {rid: (tp, dp) for rid, tp, dp in run_set(con, "parallel_from_ranks", runs=ids)}
+
+    def ev(self, rid, kind) -> list:
+        """Events of ``kind`` of run ``rid`` in line order: (line_no, ts, value, text, attrs, tp_rank, proc)."""
+        return self.events[rid].get(kind, [])
+
+
+def _derive_logs(con, items, lines, out) -> None:
+    if not items:
+        return
+    launch_start = _split_preludes(con, items, lines)
+    sglang = [it for it in items if "sglang" in (it.det.engine, *getattr(it.det, "run_engines", {}).values())]
+    eras = _sglang_eras(con, sglang, lines) if sglang else {}
+    rows: dict[int, dict] = {}
+    owner: dict[int, _Item] = {}
+    counts: dict[int, int] = {}
+    for it in items:
+        # ordinals follow the file (a split-off tail comes first)
+        ordered = sorted(_run_ids(lines[it.source_id]), key=lambda rid: lines[it.source_id][rid][1] or 0)
+        out[it.source_id] = ordered
+        for ordinal, rid in enumerate(ordered, start=1):
+            n, first, last = lines[it.source_id][rid]
+            det = it.det
+            # a file may hold launches of several engines: each run has the one it was parsed with
+            engine = (getattr(det, "run_engines", {}).get(rid) or det.engine) if det.kind == "server_log" else det.kind
+            rows[rid] = {"run_id": rid, "source_id": it.source_id, "ordinal": ordinal, "engine": engine,
+                         "first_line": launch_start.get(rid) or first, "last_line": last, "label": it.opts.label}
+            owner[rid], counts[rid] = it, n
+    ids = list(rows)
+    for t in ("decode_stats", "prefill_stats"):
+        run_set(con, "primary_rank", runs=ids, fmt={"table": t})
+    grammars = _grammars(items[0].opts)
+    facts = _Facts(con, rows, gdata.role(grammars, "engine_banner"))
+    _identity(con, rows, facts, owner, eras)
+    for rid, r in rows.items():
+        g = _grammars(owner[rid].opts)
+        _configuration(r, facts, rid, gdata.aliases(g, "attention_backend", r.get("engine")))
+        _startup_times(r, facts, rid)
+    _ready_times(con, rows, facts)
+    shutdowns = {rid: min((e[0] for e in facts.ev(rid, "shutdown")), default=None) for rid in ids}
+    ends = {rid: {"ready_line": r["ready_line"], "last_line": r["last_line"], "engine": r["engine"],
+                  "n_lines": counts[rid]} for rid, r in rows.items()}
+    derive_end_states(con, ends, shutdowns, gdata.markers(grammars, "kill"))
+    for rid, r in rows.items():
+        r.update({k: ends[rid][k] for k in ("end_state", "end_line", "end_reason")})
+    normalise_specs(con, rows)
+    for explicit, env_files in {(it.opts.gpu, tuple(getattr(it.opts, "env_files", ()) or ())) for it in items}:
+        runs = [(rid, r["source_id"]) for rid, r in rows.items()
+                if (owner[rid].opts.gpu, tuple(getattr(owner[rid].opts, "env_files", ()) or ())) == (explicit, env_files)]
+        for rid, fields in gpu_contexts(con, runs, explicit, env_files).items():
+            rows[rid].update(fields)
+    _insert_runs(con, list(rows.values()))
+    run_set(con, "", sources=[it.source_id for it in items],
+            text="INSERT INTO decode_primary SELECT * FROM decode_stats WHERE {sources} AND primary_rank")
+
+
+def _identity(con, rows, facts: _Facts, owner, eras) -> None:
+    """Engine version (banner, configuration, else printed around the launch), format era,
+    model identity and parallel layout of each run."""
+    printed_for: dict[str, list[int]] = {}
+    for rid, r in rows.items():
+        banner = facts.ev(rid, "version_banner")
+        r["engine_version"] = (banner[0][3] if banner else None) or facts.config[rid].get("engine_version")
+        if not r["engine_version"] and r["engine"] in ("sglang", "vllm"):
+            printed_for.setdefault(r["engine"], []).append(rid)
+    for engine, ids in printed_for.items():
+        frame = pl.DataFrame({"source_id": [rows[r]["source_id"] for r in ids], "run_id": ids},
+                             schema={"source_id": pl.Int64, "run_id": pl.Int64})
+        found = dict(run_set(con, "engine_version", sources=frame["source_id"].to_list(),
+                             frames={"derive_pairs": frame}, params=[engine]))
+        for rid in ids:
+            rows[rid]["engine_version"] = found.get(rid)
+    for rid, r in rows.items():
+        engine, cfg = r["engine"], facts.config[rid]
+        if engine == "vllm" and r["engine_version"]:
+            r["engine_version"] = r["engine_version"].split("+")[0]
+        r["started_at"], r["ended_at"] = facts.times.get(rid, (None, None))
+        r["format_era"] = eras.get(r["source_id"]) if engine == "sglang" else _vllm_era(facts, rid, r["engine_version"])
+        logo_model = facts.ev(rid, "banner_model")
+        r.update(model_identity(cfg, engine, logo_model[0][3] if logo_model else None))
+        arch = facts.ev(rid, "weights_loaded") if engine == "sglang" else facts.ev(rid, "model_arch")
+        r["model_arch"] = next((a[3] for a in arch if a[3]), None)
+        _parallel(r, cfg, facts.ranks.get(rid, (None, None)))
+
+
+def _vllm_era(facts: _Facts, rid, version) -> str | None:
+    """vLLM version and engine generation (the "Initializing a V1 LLM engine ... with config:"
+    line of the grammar role "engine_banner", else the shape of the stats lines)."""
+    swapped, v1stats, _year, _capture, text = facts.facts.get(rid, (0, 0, None, None, None))
+    engine = None
+    if text:
+        engine = "V1" if "V1 LLM engine" in text else ("V0" if "V0 LLM engine" in text else None)
+    if engine is None:
+        engine = "V0" if swapped else ("V1" if v1stats else None)
+    parts = [p for p in (f"v{version}" if version else None, engine) if p]
+    return " ".join(parts) or None
+
+
+def _parallel(r, cfg, seen) -> None:
+    g = cfg.get
+    r["quantization"] = g("quantization") if g("quantization") not in ("None",) else None
+    r["kv_cache_dtype"] = g("kv_cache_dtype")
+    r["tp_size"] = _int(g("tp_size") or g("tensor_parallel_size"))
+    r["dp_size"] = _int(g("dp_size") or g("data_parallel_size"))
+    r["parallel_source"] = "configuration" if (r["tp_size"] or r["dp_size"]) else None
+    if r["tp_size"] is None or r["dp_size"] is None:
+        tp_seen, dp_seen = (int(v) if v is not None else None for v in seen)
+        if r["tp_size"] is None and tp_seen and tp_seen > 1 or r["dp_size"] is None and dp_seen and dp_seen > 1:
+            r["tp_size"] = r["tp_size"] or tp_seen
+            r["dp_size"] = r["dp_size"] or dp_seen
+            r["parallel_source"] = (r["parallel_source"] + " + " if r["parallel_source"] else "") + \
+                "rank tags (DPn/TPn on the lines: highest rank seen + 1)"
+    r["tp_size"] = r["tp_size"] or (1 if cfg else None)
+    r["dp_size"] = r["dp_size"] or (1 if cfg else None)
+    r["pp_size"] = _int(g("pp_size") or g("pipeline_parallel_size")) or (1 if cfg else None)
+    r["ep_size"] = _int(g("ep_size") or g("expert_parallel_size"))
 
 
 def _int(v):
@@ -215,95 +407,23 @@ def _truthy(v) -> bool | None:
     return str(v).strip().lower() in ("true", "1", "yes")
 
 
-def _events(con, run_id, kind, cols="line_no, ts, value, text, attrs, tp_rank"):
-    return _q(con, f"SELECT {cols} FROM events WHERE run_id = ? AND kind = ? ORDER BY line_no", [run_id, kind])
+def _configuration(r, facts: _Facts, rid, backend_aliases: dict[str, str]) -> None:
+    cfg = facts.config[rid]
+    _attention(facts, rid, cfg, r, backend_aliases)
+    r.update(spec_config(cfg, r["engine"]))
+    _graphs_and_limits(facts, rid, cfg, r, r["engine"])
 
 
-def _derive_run(con, source_id, run_id, ordinal, det, era, opts, launch_start=None) -> None:
-    cfg = _config(con, run_id)
-    # a file may hold launches of several engines: each run has the one it was parsed with
-    engine = (getattr(det, "run_engines", {}).get(run_id) or det.engine) if det.kind == "server_log" else det.kind
-    first_line, last_line = fetch_one(con.execute(
-        "SELECT min(line_no), max(line_no) FROM lines WHERE run_id = ?", [run_id]))
-    first_line = launch_start or first_line  # the run starts where the server process starts
-    started_at, ended_at = fetch_one(con.execute("""
-        SELECT min(ts), max(ts) FROM (
-          SELECT ts, line_no FROM events WHERE run_id = $1 UNION ALL SELECT ts, line_no FROM decode_stats WHERE run_id = $1
-          UNION ALL SELECT ts, line_no FROM prefill_stats WHERE run_id = $1 UNION ALL SELECT ts, line_no FROM errors WHERE run_id = $1
-          UNION ALL SELECT ts, line_no FROM spec_stats WHERE run_id = $1) WHERE line_no >= $2""", [run_id, first_line]))
-    r: dict = {"run_id": run_id, "source_id": source_id, "ordinal": ordinal, "engine": engine,
-               "first_line": first_line, "last_line": last_line, "started_at": started_at,
-               "ended_at": ended_at, "label": opts.label}
-    g = cfg.get
-    banner = _events(con, run_id, "version_banner")
-    r["engine_version"] = (banner[0][3] if banner else None) or g("engine_version") or \
-        printed_version(con, source_id, run_id, engine)
-    if engine == "vllm" and r["engine_version"]:
-        r["engine_version"] = r["engine_version"].split("+")[0]
-    r["format_era"] = era if engine == "sglang" else _vllm_era(con, run_id, r["engine_version"],
-                                                                         gdata.role(_grammars(opts), "engine_banner"))
-    logo_model = _events(con, run_id, "banner_model")
-    r.update(model_identity(cfg, engine, logo_model[0][3] if logo_model else None))
-    arch = _events(con, run_id, "weights_loaded") if engine == "sglang" else _events(con, run_id, "model_arch")
-    r["model_arch"] = next((a[3] for a in arch if a[3]), None)
-    r["quantization"] = g("quantization") if g("quantization") not in ("None",) else None
-    r["kv_cache_dtype"] = g("kv_cache_dtype")
-    r["tp_size"] = _int(g("tp_size") or g("tensor_parallel_size"))
-    r["dp_size"] = _int(g("dp_size") or g("data_parallel_size"))
-    r["parallel_source"] = "configuration" if (r["tp_size"] or r["dp_size"]) else None
-    if r["tp_size"] is None or r["dp_size"] is None:
-        tp_seen, dp_seen = parallel_from_ranks(con, run_id)
-        if r["tp_size"] is None and tp_seen and tp_seen > 1 or r["dp_size"] is None and dp_seen and dp_seen > 1:
-            r["tp_size"] = r["tp_size"] or tp_seen
-            r["dp_size"] = r["dp_size"] or dp_seen
-            r["parallel_source"] = (r["parallel_source"] + " + " if r["parallel_source"] else "") + \
-                "rank tags (DPn/TPn on the lines: highest rank seen + 1)"
-    r["tp_size"] = r["tp_size"] or (1 if cfg else None)
-    r["dp_size"] = r["dp_size"] or (1 if cfg else None)
-    r["pp_size"] = _int(g("pp_size") or g("pipeline_parallel_size")) or (1 if cfg else None)
-    r["ep_size"] = _int(g("ep_size") or g("expert_parallel_size"))
-    _attention(con, run_id, cfg, r, gdata.aliases(_grammars(opts), "attention_backend", r.get("engine")))
-    r.update(spec_config(cfg, engine))
-    _graphs_and_limits(con, run_id, cfg, r, engine)
-    _startup_times(con, run_id, r, engine)
-    derive_end_state(con, run_id, r, gdata.markers(_grammars(opts), "kill"))
-    normalise_spec(con, run_id, r, engine)
-    _gpu(con, run_id, source_id, r, opts.gpu, getattr(opts, "env_files", ()))
-    cols = list(r)
-    con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                [r[c] for c in cols])
-
-
-def _vllm_era(con, run_id, version, banners: list[str]) -> str | None:
-    """vLLM version and engine generation; ``banners``: patterns of the grammar role
-    "engine_banner" (the "Initializing a V1 LLM engine ... with config:" line)."""
-    v1 = _one(con, "SELECT count(*) FROM config WHERE run_id = ? AND key = 'engine_version'", [run_id])
-    marks = ", ".join("?" for _ in banners)
-    text = _one(con, f"SELECT any_value(raw) FROM lines WHERE run_id = ? AND pattern IN ({marks})",
-                [run_id, *banners]) if banners else None
-    engine = None
-    if text:
-        engine = "V1" if "V1 LLM engine" in text else ("V0" if "V0 LLM engine" in text else None)
-    if engine is None:
-        swapped = _one(con, "SELECT count(*) FROM decode_stats WHERE run_id = ? AND swapped_reqs IS NOT NULL", [run_id])
-        v1stats = _one(con, "SELECT count(*) FROM decode_stats WHERE run_id = ? AND engine_idx IS NOT NULL", [run_id])
-        engine = "V0" if swapped else ("V1" if v1stats else None)
-    del v1
-    parts = [p for p in (f"v{version}" if version else None, engine) if p]
-    return " ".join(parts) or None
-
-
-def _attention(con, run_id, cfg, r, backend_aliases: dict[str, str]) -> None:
-    chosen = [e[3] for e in _events(con, run_id, "attention_backend") if e[3]]
-    default = [e[3] for e in _events(con, run_id, "attention_backend_default") if e[3]]
+def _attention(facts: _Facts, rid, cfg, r, backend_aliases: dict[str, str]) -> None:
+    chosen = [e[3] for e in facts.ev(rid, "attention_backend") if e[3]]
+    default = [e[3] for e in facts.ev(rid, "attention_backend_default") if e[3]]
     cfg_backend = cfg.get("attention_backend")
     if chosen:
         name, how = Counter(chosen).most_common(1)[0][0], "selected (logged)"
     elif default:
         name, how = default[0], "default (logged)"
     elif cfg_backend not in (None, "None"):
-        explicit = cfg_backend
-        name, how = explicit, "server_args"
+        name, how = cfg_backend, "server_args"
     else:
         name, how = None, None
     if name:  # spellings vary by version (grammar [aliases.attention_backend]); SGLang's are ids already
@@ -311,38 +431,38 @@ def _attention(con, run_id, cfg, r, backend_aliases: dict[str, str]) -> None:
     r["attention_backend"], r["attention_backend_how"] = name, how
 
 
-def _graphs_and_limits(con, run_id, cfg, r, engine) -> None:
-    g = cfg.get
-    limits = _events(con, run_id, "limits")
+def _graphs_and_limits(facts: _Facts, rid, cfg, r, engine) -> None:
+    g, ev = cfg.get, (lambda kind: facts.ev(rid, kind))
+    limits = ev("limits")
     lim = json.loads(limits[0][4]) if limits and limits[0][4] else {}
     if engine == "sglang":
         disabled = _truthy(g("disable_cuda_graph"))
         r["cuda_graph"] = (not disabled) if disabled is not None else None
-        bs = _events(con, run_id, "cuda_graph_bs")
+        bs = ev("cuda_graph_bs")
         r["cuda_graph_max_bs"] = (int(bs[0][2]) if bs and bs[0][2] is not None else None) or \
             _int(g("cuda_graph_max_bs_decode") or g("cuda_graph_max_bs"))
         r["max_running_requests"] = _int(lim.get("max_running_requests")) or _int(g("max_running_requests"))
         r["context_len"] = _int(lim.get("context_len")) or _int(g("context_length"))
         kv = limits[0][2] if limits else None
         if kv is None:
-            alloc = _events(con, run_id, "kv_cache_allocated")
+            alloc = ev("kv_cache_allocated")
             kv = alloc[0][2] if alloc else None
         r["kv_cache_tokens"] = _int(kv)
     else:
         eager = _truthy(g("enforce_eager"))
-        eager_ev = _one(con, "SELECT count(*) FROM events WHERE run_id = ? AND kind IN ('enforce_eager', 'cuda_graph_disabled_eager')", [run_id])
+        eager_ev = len(ev("enforce_eager")) + len(ev("cuda_graph_disabled_eager"))
         r["cuda_graph"] = False if (eager or eager_ev) else (True if (cfg or eager is not None) else None)
         r["max_running_requests"] = _int(g("max_num_seqs"))
-        mml = _events(con, run_id, "max_model_len")
+        mml = ev("max_model_len")
         r["context_len"] = _int(mml[0][2]) if mml else _int(g("max_model_len") or g("max_seq_len"))
-        kv = _events(con, run_id, "kv_cache_tokens")
+        kv = ev("kv_cache_tokens")
         if kv:
             r["kv_cache_tokens"] = _int(kv[0][2])
         else:
-            blocks = _events(con, run_id, "kv_blocks")
+            blocks = ev("kv_blocks")
             bsz = _int(g("block_size")) or 16
             r["kv_cache_tokens"] = _int(blocks[0][2]) * bsz if blocks and blocks[0][2] else None
-        truncated = _events(con, run_id, "cudagraph_truncated")
+        truncated = ev("cudagraph_truncated")
         r["cuda_graph_max_bs"] = _int(truncated[0][2]) if truncated else None
 
 
@@ -352,60 +472,74 @@ def _secs(a, b):
     return round((b - a).total_seconds(), 3)
 
 
-def _startup_times(con, run_id, r, engine) -> None:
+def _startup_times(r, facts: _Facts, rid) -> None:
     """Phase times on the primary (lowest) rank, the rank SGLang and vLLM report for the whole
     server: weight loading of the target model (the first load on that rank; a speculative draft
     model loads after it) and CUDA-graph capture (the sum of the target's capture phases)."""
-    if engine == "sglang":
-        rk = _one(con, """SELECT min(coalesce(tp_rank, -1)) FROM events WHERE run_id = ?
-                          AND kind IN ('weights_begin', 'weights_loaded')""", [run_id])
-        end = fetch_one(con.execute("""SELECT line_no, ts, attrs FROM events WHERE run_id = ? AND kind = 'weights_loaded'
-                                       AND coalesce(tp_rank, -1) = ? ORDER BY line_no LIMIT 1""", [run_id, rk]))
-        elapsed = json.loads(end[2]).get("elapsed_s") if end and end[2] else None
+    ev = (lambda kind: facts.ev(rid, kind))
+    rank = (lambda e: e[5] if e[5] is not None else -1)
+    if r["engine"] == "sglang":
+        loads = ev("weights_begin") + ev("weights_loaded")
+        rk = min((rank(e) for e in loads), default=None)
+        end = next((e for e in ev("weights_loaded") if rank(e) == rk), None)
+        elapsed = json.loads(end[4]).get("elapsed_s") if end and end[4] else None
         if elapsed is not None:
             r["weight_load_s"] = float(elapsed)
         elif end:
-            begin = _one(con, """SELECT max(ts) FROM events WHERE run_id = ? AND kind = 'weights_begin'
-                                 AND coalesce(tp_rank, -1) = ? AND line_no < ?""", [run_id, rk, end[0]])
+            begins = [e[1] for e in ev("weights_begin") if rank(e) == rk and e[0] < end[0] and e[1] is not None]
+            begin = max(begins, default=None)
             r["weight_load_s"] = _secs(begin, end[1]) if begin and end[1] else None
-        r["cuda_graph_capture_s"] = _one(con, """
-            SELECT round(sum(value), 3) FROM events WHERE run_id = $1
-              AND kind IN ('cuda_graph_end', 'cuda_graph_piecewise_end')
-              AND coalesce(json_extract_string(attrs, '$.role'), 'target') <> 'draft'
-              AND coalesce(tp_rank, -1) = (SELECT min(coalesce(tp_rank, -1)) FROM events
-                                           WHERE run_id = $1 AND kind = 'cuda_graph_end')""", [run_id])
-        ready = _events(con, run_id, "server_ready")
+        r["cuda_graph_capture_s"] = facts.facts.get(rid, (0, 0, None, None, None))[3]
+        ready = ev("server_ready")
     else:
-        took = _one(con, "SELECT max(value) FROM events WHERE run_id = ? AND kind = 'weights_loaded'", [run_id])
-        took = took if took is not None else _one(
-            con, "SELECT max(value) FROM events WHERE run_id = ? AND kind = 'weights_load_time'", [run_id])
+        took = max((e[2] for e in ev("weights_loaded") if e[2] is not None), default=None)
+        took = took if took is not None else max((e[2] for e in ev("weights_load_time") if e[2] is not None),
+                                                 default=None)
         r["weight_load_s"] = took
-        r["cuda_graph_capture_s"] = _one(con, """SELECT value FROM events WHERE run_id = ? AND kind = 'cuda_graph_end'
-                                                  ORDER BY coalesce(tp_rank, -1), proc IS NOT NULL, line_no LIMIT 1""",
-                                         [run_id])  # V0: the unprefixed driver is rank 0
-        api = _events(con, run_id, "api_server_start")
-        startup = _events(con, run_id, "app_startup_complete")
+        graphs = sorted(ev("cuda_graph_end"), key=lambda e: (rank(e), e[6] is not None, e[0]))
+        r["cuda_graph_capture_s"] = graphs[0][2] if graphs else None  # V0: the unprefixed driver is rank 0
+        api = ev("api_server_start")
+        startup = ev("app_startup_complete")
         if api:  # the engine's own uvicorn start follows "Starting vLLM API server"
             startup = [e for e in startup if e[0] > api[0][0]] or startup
         ready = startup or api
     r["ready"] = bool(ready)
     r["ready_line"] = ready[0][0] if ready else None
-    ready_ts = ready[0][1] if ready else None
-    if ready and ready_ts is None:  # uvicorn lines carry no timestamp: take the last one before
-        ready_ts = _last_ts_before(con, run_id, ready[0][0])
-    r["time_to_ready_s"] = _secs(r["started_at"], ready_ts) if ready else None
+    r["_ready_ts"] = ready[0][1] if ready else None
 
 
 _STAMP = re.compile(r"(?:^|\s|\[)(?:(\d{4})-)?(\d\d)-(\d\d)[ T](\d\d:\d\d:\d\d)")
 
 
-def _last_ts_before(con, run_id, line_no):
-    """Timestamp of the nearest stamped line before ``line_no`` (any line, typed or not)."""
-    import datetime as dt
+def _ready_times(con, rows, facts: _Facts) -> None:
+    """time_to_ready_s; a ready line printed without a time (uvicorn's) takes that of the
+    nearest stamped line before it (any line, typed or not), else of the last typed record."""
+    unstamped = [rid for rid, r in rows.items() if r["ready_line"] is not None and r["_ready_ts"] is None]
+    if unstamped:
+        frame = pl.DataFrame({"run_id": unstamped, "ready_line": [rows[r]["ready_line"] for r in unstamped]},
+                             schema={"run_id": pl.Int64, "ready_line": pl.Int64})
+        before: dict[int, list[str]] = {}
+        for rid, raw in run_set(con, "before_ready", runs=unstamped, frames={"derive_ready": frame}):
+            before.setdefault(rid, []).append(raw)
+        missing = []
+        for rid in unstamped:
+            year = facts.facts.get(rid, (0, 0, None, None, None))[2]
+            rows[rid]["_ready_ts"] = _stamp_of(before.get(rid, []), year)
+            if rows[rid]["_ready_ts"] is None:
+                missing.append(rid)
+        if missing:
+            fallback = dict(run_set(con, "ts_before", runs=missing,
+                                    frames={"derive_ready": frame.filter(pl.col("run_id").is_in(missing))}))
+            for rid in missing:
+                rows[rid]["_ready_ts"] = fallback.get(rid)
+    for r in rows.values():
+        ready_ts = r.pop("_ready_ts")
+        r["time_to_ready_s"] = _secs(r["started_at"], ready_ts) if r["ready"] else None
 
-    year = _one(con, "SELECT year(min(ts)) FROM events WHERE run_id = ?", [run_id])
-    for (raw,) in _q(con, """SELECT raw FROM lines WHERE run_id = ? AND line_no < ? ORDER BY line_no DESC
-                            LIMIT 200""", [run_id, line_no]):
+
+def _stamp_of(raws: list[str], year):
+    """The time of the first of ``raws`` (nearest first) that shows one."""
+    for raw in raws:
         m = _STAMP.search(raw[:200])
         if m and (m.group(1) or year):
             try:
@@ -413,96 +547,28 @@ def _last_ts_before(con, run_id, line_no):
                                             "%Y-%m-%d %H:%M:%S")
             except ValueError:
                 continue
-    return _one(con, """SELECT max(ts) FROM (
-          SELECT ts, line_no FROM events WHERE run_id = $1 UNION ALL SELECT ts, line_no FROM decode_stats WHERE run_id = $1
-          UNION ALL SELECT ts, line_no FROM prefill_stats WHERE run_id = $1 UNION ALL SELECT ts, line_no FROM errors WHERE run_id = $1
-          UNION ALL SELECT ts, line_no FROM spec_stats WHERE run_id = $1) WHERE line_no < $2""", [run_id, line_no])
-
-
-def _gpu(con, run_id, source_id, r, explicit, env_files=()) -> None:
-    path = _one(con, "SELECT path FROM sources WHERE source_id = ?", [source_id]) or ""
-    facts = _env_facts_near(con, path, env_files)
-    likes = gpu_hints.prefilter_likes()  # parsers/env_reports.toml [hints] prefilter
-    like = " OR ".join("raw LIKE ?" for _ in likes)
-    rows = _q(con, f"SELECT raw FROM lines_other WHERE run_id = ? AND ({like}) ORDER BY line_no LIMIT 3000",
-              [run_id, *likes])
-    hints = gpu_hints.gpu_hints_from_text([x[0] for x in rows])
-    ctx = resolve_gpu(explicit, facts, hints)
-    _npu_override(con, run_id, ctx, explicit)
-    source = ctx.source
-    if source and source.startswith("env_report"):  # say which report, so the attachment is visible
-        source += " from " + ", ".join(sorted({row[11] for row in _nearest_reports(con, path, env_files)})) + \
-            (" (--env)" if env_files else " (nearest by folder)")
-    r.update({"gpu_name": ctx.name, "gpu_count": ctx.count, "gpu_cc": ctx.cc, "gpu_sm": ctx.sm,
-              "gpu_vendor": ctx.vendor, "gpu_memory_gib": ctx.memory_gib, "gpu_interconnect": ctx.interconnect,
-              "gpu_source": source})
-
-
-def _npu_override(con, run_id, ctx, explicit) -> None:
-    """Huawei Ascend NPUs (SGLang/vLLM-Ascend builds: ``npu graph: True`` decode lines, torch_npu,
-    ``Ascend910B3`` device names) are named as the log names them, never guessed as a GPU vendor."""
-    if explicit:
-        return
-    row = fetch_one(con.execute(sql("npu_evidence"), [run_id]))
-    if not row or not row[0]:
-        return
-    ctx.vendor = "ascend"
-    ctx.name = row[1] or (ctx.name if ctx.name and "ascend" in ctx.name.lower() else "Huawei Ascend NPU")
-    ctx.cc = ctx.sm = None
-    ctx.source = f"log_hint:npu ({row[2]})"
-
-
-def _report_distance(log_folder: Path, report_folder: Path) -> float | None:
-    """How near an environment report is to a log: its own folder (0), a subfolder of it such as
-    ``env/`` (0.5), an ancestor (1, 2, ...); None when the report lives elsewhere (a sibling
-    folder of logs from other machines says nothing about this log's)."""
-    anc = [log_folder, *log_folder.parents]
-    if report_folder in anc:
-        return float(anc.index(report_folder))
-    if report_folder.parent == log_folder:
-        return 0.5
     return None
 
 
-def _nearest_reports(con, path: str, env_files=()) -> list:
-    """The environment reports given with --env (when any), else the ones nearest to a log
-    (all at the smallest distance)."""
-    rows = _q(con, """SELECT e.kind, e.vendor, e.gpu_name, e.gpu_count, e.gpu_cc, e.gpu_sm, e.gpu_memory_gib,
-                             e.interconnect, e.torch_cuda, e.nccl_version, e.env, s.path
-                      FROM env_reports e JOIN sources s USING (source_id) ORDER BY s.source_id""")
-    if env_files:
-        wanted = {str(Path(f).resolve()) for f in env_files}
-        return [row for row in rows if str(Path(row[11]).resolve()) in wanted]
-    folder = Path(path).resolve().parent if path else None
-    scored = []
-    for row in rows:
-        d = _report_distance(folder, Path(row[11]).resolve().parent) if folder else None
-        if d is not None:
-            scored.append((d, row))
-    if not scored:
-        return []
-    best = min(d for d, _ in scored)
-    return [row for d, row in scored if d == best]
+_POLARS = {"INTEGER": pl.Int64, "BIGINT": pl.Int64, "DOUBLE": pl.Float64, "BOOLEAN": pl.Boolean,
+           "TIMESTAMP": pl.Datetime("us"), "VARCHAR": pl.Utf8}
 
 
-def _env_facts_near(con, path: str, env_files=()) -> list:
-    out = []
-    for row in _nearest_reports(con, path, env_files):
-        out.append(env_report.EnvFacts(kind=row[0], vendor=row[1], gpu_name=row[2], gpu_count=row[3],
-                                     compute_capability=row[4], sm=row[5], memory_gib=row[6],
-                                     interconnect=row[7], torch_cuda=row[8], nccl_version=row[9],
-                                     env=json.loads(row[10] or "{}")))
-    return out
-
-
-def refresh_gpu_for_directory(con, report_path: str, explicit) -> None:
-    """An environment report arrived: recompute the GPU context of runs whose logs it is
-    nearest to (same folder, an ancestor's, or a sibling subfolder such as env/)."""
-    report_folder = Path(report_path).resolve().parent
-    for run_id, source_id, path in _q(con, "SELECT r.run_id, r.source_id, s.path FROM runs r JOIN sources s USING (source_id)"):
-        if _report_distance(Path(path).resolve().parent, report_folder) is None:
-            continue
-        r: dict = {}
-        _gpu(con, run_id, source_id, r, explicit)
-        sets = ", ".join(f"{k} = ?" for k in r)
-        con.execute(f"UPDATE runs SET {sets} WHERE run_id = ?", [*r.values(), run_id])
+def _insert_runs(con, rows: list[dict]) -> None:
+    """All runs rows with one insert (each column typed as the table's; DuckDB casts the rest)."""
+    if not rows:
+        return
+    types = dict(con.execute("SELECT column_name, data_type FROM information_schema.columns "
+                             "WHERE table_name = 'runs' AND table_schema = current_schema()").fetchall())
+    cols = [c for c in types if any(c in r for r in rows)]
+    data = {}
+    for c in cols:
+        values = [r.get(c) for r in rows]
+        dtype = _POLARS.get(types[c])
+        if dtype == pl.Int64 and any(isinstance(v, float) for v in values):
+            dtype = pl.Float64  # a float for an integer column: DuckDB rounds it, as a bound parameter
+        if dtype == pl.Utf8:
+            values = [v if v is None or isinstance(v, str) else str(v) for v in values]
+        data[c] = pl.Series(c, values, dtype=dtype) if dtype is not None else pl.Series(c, values)
+    run_set(con, "", frames={"derive_new_runs": pl.DataFrame(data)},
+            text=f"INSERT INTO runs ({', '.join(cols)}) SELECT {', '.join(cols)} FROM derive_new_runs")

@@ -5,14 +5,14 @@ Contract: ``spec_config(cfg, engine)`` reads a run's configuration and returns
 (``chain``: k drafts every verify step; ``ceiling``: k is a maximum), ``num_spec_tokens``
 (k: draft tokens per verify step = vLLM ``num_speculative_tokens`` = SGLang
 ``speculative_num_steps``, i.e. SGLang ``speculative_num_draft_tokens`` - 1 for topk 1) and
-``spec_draft_model``. ``normalise_spec`` writes the run's ``spec_stats`` rows in that
+``spec_draft_model``. ``normalise_specs`` writes the runs' ``spec_stats`` rows in that
 vocabulary: ``accept_len`` = mean tokens per verify step including the bonus token,
 ``draft_accept_rate`` = per-token draft acceptance ((accept_len - 1) / k for chains), and
 ``definition`` saying how the engine's printed numbers were converted (queries/derive/spec_*.sql).
 """
 from __future__ import annotations
 
-from .sql import data, sql
+from .sql import data, run_set
 
 
 def canonical_method(name) -> str | None:
@@ -77,10 +77,21 @@ def spec_config(cfg: dict, engine: str) -> dict:
             "spec_draft_model": model if model not in (None, "None", "[ngram]") else None}
 
 
-def normalise_spec(con, run_id: int, r: dict, engine: str) -> None:
-    k, kind = r.get("num_spec_tokens"), r.get("spec_kind") or "chain"
-    if engine == "sglang":
-        con.execute(sql("spec_sglang"), [run_id, k, kind])
-        return
-    no_bonus = (r.get("engine_version") or "").startswith("0.8.5")
-    con.execute(sql("spec_vllm"), [run_id, k, no_bonus, kind])
+def normalise_specs(con, rows: dict[int, dict]) -> None:
+    """Write the spec_stats rows of the runs ``rows`` (run id -> runs row with ``engine``,
+    ``num_spec_tokens``, ``spec_kind`` and ``engine_version``): one statement per engine."""
+    import polars as pl
+
+    def params(ids, **extra):
+        return pl.DataFrame({"run_id": ids, "k": [rows[r].get("num_spec_tokens") for r in ids],
+                             "kind": [rows[r].get("spec_kind") or "chain" for r in ids], **extra},
+                            schema={"run_id": pl.Int64, "k": pl.Int64, "kind": pl.Utf8,
+                                    **{k: pl.Boolean for k in extra}})
+
+    sglang = [rid for rid, r in rows.items() if r["engine"] == "sglang"]
+    others = [rid for rid, r in rows.items() if r["engine"] != "sglang"]
+    if sglang:
+        run_set(con, "spec_sglang", runs=sglang, frames={"derive_spec": params(sglang)})
+    if others:
+        no_bonus = [(rows[r].get("engine_version") or "").startswith("0.8.5") for r in others]
+        run_set(con, "spec_vllm", runs=others, frames={"derive_spec": params(others, no_bonus=no_bonus)})
