@@ -1,5 +1,5 @@
 """`python -m logsleuth` runs the CLI (guarded: parse workers start by importing the main module)."""
-from .cli.app import main
+from .cli.launch import main
 
 if __name__ == "__main__":
     main()
