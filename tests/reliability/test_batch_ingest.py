@@ -14,6 +14,7 @@ import logsleuth
 from logsleuth.db import diskfull
 from logsleuth.errors import BadInputError
 from logsleuth.ingest import batch as batch_mod
+from logsleuth.ingest import batch_frame
 from logsleuth.ingest import pipeline
 from logsleuth.ingest.pipeline import IngestOptions
 from support.paths import SAMPLES
@@ -128,16 +129,16 @@ def test_interrupt_in_a_batch_keeps_the_batches_committed_before(folder, tmp_pat
     monkeypatch.setattr(batch_mod, "BATCH_FILES", 5)
     monkeypatch.setattr(interrupts, "_COMMITTED", [])  # this process's earlier tests committed too
     paths = [p for p in logsleuth.expand_paths([str(folder)]) if "small_" in p]
-    real = pipeline.ingest_source
+    real = batch_frame.open_source
     calls = []
 
-    def interrupted(con, path, opts, batched=False):
+    def interrupted(path):
         calls.append(path)
         if len(calls) == 8:  # the third file of the second batch
             raise KeyboardInterrupt
-        return real(con, path, opts, batched=batched)
+        return real(path)
 
-    monkeypatch.setattr(batch_mod, "ingest_source", interrupted)
+    monkeypatch.setattr(batch_frame, "open_source", interrupted)
     db = str(tmp_path / "i.duckdb")
     with pytest.raises(KeyboardInterrupt):
         _batched(db, paths)
@@ -156,18 +157,13 @@ def test_full_disk_in_a_batch_puts_the_database_back(folder, tmp_path, monkeypat
     paths = [p for p in logsleuth.expand_paths([str(folder)]) if "small_" in p]
     _batched(db, paths[:3])
     size = os.path.getsize(db)
-    real = pipeline.ingest_source
-    calls = []
 
-    def exploding(con, path, opts, batched=False):
-        calls.append(path)
-        if len(calls) == 4:
-            raise duckdb.IOException('Could not write file "x.duckdb": No space left on device')
-        return real(con, path, opts, batched=batched)
+    def exploding(*args, **kw):  # the store of the batch's lines
+        raise duckdb.IOException('Could not write file "x.duckdb": No space left on device')
 
-    monkeypatch.setattr(batch_mod, "ingest_source", exploding)
+    monkeypatch.setattr(batch_frame, "store_chunk", exploding)
     con = logsleuth.open_db(db)
-    with pytest.raises(diskfull.DiskFullError, match="batched before it"):
+    with pytest.raises(diskfull.DiskFullError, match=f"a batch of {len(paths) - 3} small files"):
         logsleuth.ingest_files(con, paths[3:])
     assert os.path.getsize(db) == size
     con = duckdb.connect(db, read_only=True)

@@ -31,7 +31,8 @@ from typing import Callable
 from ..db import diskfull
 from ..interrupts import committing
 from .redact import redact_name
-from .pipeline import IngestOptions, IngestResult, NotBatchable, ingest_memory, ingest_source
+from .batch_frame import store_files
+from .pipeline import IngestOptions, IngestResult, ingest_memory, ingest_source
 
 #: files below this size (bytes on disk, not compressed) are batched
 SMALL_FILE_BYTES = 1 << 20
@@ -122,26 +123,20 @@ def _ingest_batch(con, paths: list[str], on_file, opts_for, on_result) -> tuple[
     files before it are committed); see the module docstring for failures."""
     snap = diskfull.snapshot(con)
     results: list[IngestResult] = []
-    alone_from = None  # index of a file that needs a transaction of its own
     with ingest_memory(con):
         con.execute("BEGIN TRANSACTION")
         try:
-            for i, p in enumerate(paths):
-                if on_file:
-                    on_file(p)
-                try:
-                    results.append(ingest_source(con, p, opts_for(p), batched=True))
-                except NotBatchable:
-                    alone_from = i
-                    break
+            # alone_from: index of a file that needs a transaction of its own; refused: the
+            # error of a file refused before anything of it was written (the files before it
+            # are committed, then it is raised)
+            alone_from, refused = store_files(con, paths, opts_for, on_file, results)
             _commit(con, paths[:len(results)])
         except BaseException as exc:
             done = len(results)
             _rollback(con)
             if snap is not None and diskfull.is_disk_full(exc):
-                what = paths[min(len(results), len(paths) - 1)]
-                if results:
-                    what += f" (and the {len(results)} small file(s) batched before it)"
+                # the files of a batch are stored together: the whole batch is what was lost
+                what = paths[0] if len(paths) == 1 else f"a batch of {len(paths)} small files ({paths[0]} ... {paths[-1]})"
                 raise diskfull.recover(con, snap, redact_name(what)) from None
             if isinstance(exc, KeyboardInterrupt) or not results:
                 raise
@@ -151,6 +146,8 @@ def _ingest_batch(con, paths: list[str], on_file, opts_for, on_result) -> tuple[
             raise
     for res in results:
         on_result(res)
+    if refused is not None:
+        raise refused
     return results, alone_from
 
 
@@ -158,7 +155,8 @@ def _replay(con, paths: list[str], opts_for) -> list[IngestResult]:
     """Store again, in one transaction, files of a batch that succeeded before a bad one."""
     con.execute("BEGIN TRANSACTION")
     try:
-        results = [ingest_source(con, p, opts_for(p), batched=True) for p in paths]
+        results: list[IngestResult] = []
+        store_files(con, paths, opts_for, None, results)
         _commit(con, paths)
         return results
     except BaseException:

@@ -139,6 +139,14 @@ def fingerprint(real: Path, compressed: bool, read_end: int) -> tuple[int, str, 
     return head_len, hashlib.sha256(head).hexdigest(), hashlib.sha256(edge).hexdigest()
 
 
+def fingerprint_bytes(data: bytes, read_end: int) -> tuple[int, str, str]:
+    """``fingerprint`` of a stream already in memory (a small file read whole)."""
+    head_len = min(HEAD_BYTES, read_end)
+    edge_from = max(0, read_end - EDGE_BYTES)
+    return (head_len, hashlib.sha256(data[:head_len]).hexdigest(),
+            hashlib.sha256(data[edge_from:read_end]).hexdigest())
+
+
 def _still_holds(src, st: ResumeState) -> bool:
     """The file still starts with what was read (head and the bytes before the old end)."""
     if not src.compressed and src.size < st.read_end:
@@ -172,6 +180,21 @@ def save(con, source_id: int, st: ResumeState) -> None:
     con.execute("INSERT INTO source_state (source_id, real_path, family, read_end, resume_line, state)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 [source_id, st.real_path, st.family, st.read_end, st.resume_line, st.to_json()])
+
+
+def save_many(con, states: list[tuple[int, ResumeState]]) -> None:
+    """``save`` for many sources in two statements (the small files of a batch)."""
+    if not states:
+        return
+    import polars as pl
+
+    from .write import insert
+
+    con.execute("DELETE FROM source_state WHERE list_contains(?, source_id)", [[sid for sid, _ in states]])
+    insert(con, "source_state", pl.DataFrame(
+        [(sid, st.real_path, st.family, st.read_end, st.resume_line, st.to_json()) for sid, st in states],
+        schema={"source_id": pl.Int32, "real_path": pl.Utf8, "family": pl.Utf8, "read_end": pl.Int64,
+                "resume_line": pl.Int64, "state": pl.Utf8}, orient="row"))
 
 
 def load(con, source_id: int) -> ResumeState | None:

@@ -73,10 +73,12 @@ class BulkLines:
             self.rest = None
 
 
-def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, spans: dict,
+def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int | pl.Expr, spans: dict,
                 bulk_lines: BulkLines) -> None:
     bulk_patterns = [p.name for p in pats if p.bulk]
-    sid = pl.lit(source_id, dtype=pl.Int32).alias("source_id")
+    # an expression gives each row its source from its columns (ingest/batch_frame.py stores
+    # the small files of a batch at once)
+    sid = (source_id if isinstance(source_id, pl.Expr) else pl.lit(source_id, dtype=pl.Int32)).alias("source_id")
     line_ctx = f.select("line_no", "ts", "run_id")
     tables = extract(f, pats, spans)
     tb_lines = set()
@@ -100,7 +102,7 @@ def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int, spa
                         if "message" in alone.columns else pl.col("msg").alias("message"))
                     insert(con, "errors", alone.with_columns(sid))
             elif table == "config":
-                _store_config(con, part, by_name, source_id)
+                _store_config(con, part, by_name, sid)
             elif table in ("lines", "bench_results"):  # bench rows come from fold (one per block)
                 continue
             else:
@@ -139,17 +141,17 @@ def _store_events(con, part: pl.DataFrame, sid) -> None:
     insert(con, "events", ev)
 
 
-def _store_config(con, part: pl.DataFrame, by_name, source_id: int) -> None:
+def _store_config(con, part: pl.DataFrame, by_name, sid: pl.Expr) -> None:
     rows = []
     for line_no, run_id, pattern, msg in part.select("line_no", "run_id", "_pattern", "msg").iter_rows():
         p = by_name[pattern]  # config dumps are rare lines: Python per line is fine here
         origin = p.config_source or p.parser
         for key, value in configparse.parse_config_line(p.parser, msg):
-            rows.append((source_id, line_no, run_id, origin, key, value))
+            rows.append((line_no, run_id, origin, key, value))
     if rows:
-        frame = pl.DataFrame(rows, schema={"source_id": pl.Int32, "line_no": pl.Int64, "run_id": pl.Int32,
+        frame = pl.DataFrame(rows, schema={"line_no": pl.Int64, "run_id": pl.Int32,
                                            "origin": pl.Utf8, "key": pl.Utf8, "value": pl.Utf8}, orient="row")
-        insert(con, "config", frame)
+        insert(con, "config", frame.with_columns(sid))
 
 
 def _store_tracebacks(con, tb: pl.DataFrame, f, line_ctx, inner_kinds, by_name, sid) -> None:
