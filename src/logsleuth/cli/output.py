@@ -198,8 +198,14 @@ def ingest_progress(enabled: bool):
         yield progress
 
 
+#: ``ingest`` prints a line per file up to this many files and a summary block per run up to
+#: this many runs; above, totals (thousands of small files would print tens of thousands of lines)
+INGEST_DETAIL = 20
+
+
 def write_ingest(results: list, details: list[dict], fmt: str, out=None) -> None:
-    """What ``ingest`` prints: one line per file, then a summary block per new run."""
+    """What ``ingest`` prints: one line per file, then a summary block per new run (totals
+    instead above ``INGEST_DETAIL`` files or runs; JSON always holds everything)."""
     out = out or sys.stdout
     if fmt == "json":
         rows = [{k: _plain(v) for k, v in d.items()} for d in details]
@@ -209,11 +215,50 @@ def write_ingest(results: list, details: list[dict], fmt: str, out=None) -> None
         out.write(plain_json(doc, indent=2) + "\n")
         return
     c = console(out)
-    for res in results:
-        c.print(f"[bold]{markup_safe(res.path)}[/]: {res.status}, {res.kind} ({res.engine}), {res.n_lines} lines, "
-                f"{len(res.run_ids)} run(s)")
+    if len(results) > INGEST_DETAIL:
+        for line in _ingest_totals(results):
+            c.print(line)
+    else:
+        for res in results:
+            c.print(f"[bold]{markup_safe(res.path)}[/]: {res.status}, {res.kind} ({res.engine}), {res.n_lines} lines, "
+                    f"{len(res.run_ids)} run(s)")
+    if len(details) > INGEST_DETAIL:
+        for line in _run_totals(details):
+            c.print(line)
+        return
     for row in details:
         c.print(run_summary_panel(row))
+
+
+def _counts(values) -> str:
+    """``a 3, b 2`` (most frequent first; values from logs shown inert)."""
+    from collections import Counter
+
+    return ", ".join(f"{markup_safe(str(k))} {n}" for k, n in Counter(values).most_common())
+
+
+def _ingest_totals(results: list) -> list[str]:
+    """Many files: counts by status and by kind, and the files that carry notes (at most
+    ``INGEST_DETAIL`` of them)."""
+    lines = [f"[bold]{len(results)} files[/]: {_counts(r.status for r in results)}",
+             f"  kinds: {_counts(f'{r.kind} ({r.engine})' for r in results if r.status != 'skipped') or '-'}",
+             f"  {sum(r.n_lines for r in results):,} lines, {sum(len(r.run_ids) for r in results):,} run(s)"]
+    noted = [r for r in results if r.notes and r.status != "skipped"]
+    for r in noted[:INGEST_DETAIL]:
+        lines.append(f"  {markup_safe(r.path)}: {markup_safe('; '.join(r.notes))}")
+    if len(noted) > INGEST_DETAIL:
+        lines.append(f"  ... and {len(noted) - INGEST_DETAIL} more file(s) with notes")
+    return lines
+
+
+def _run_totals(details: list[dict]) -> list[str]:
+    """Many runs: their ids, engines, end states and models, counted (``logsleuth runs`` or
+    ``--format json`` list them one by one)."""
+    ids = [d["run_id"] for d in details]
+    return [f"[bold]{len(details)} runs[/] (ids {min(ids)}-{max(ids)}): engines {_counts(d.get('engine') or '-' for d in details)}",
+            f"  end states: {_counts(d.get('end_state') or '-' for d in details)}",
+            f"  models: {_counts(d.get('model') or '-' for d in details)}",
+            "  one line per run: logsleuth runs; everything: ingest --format json"]
 
 
 def write_runs(views: list, fmt: str, out=None) -> None:

@@ -72,6 +72,8 @@ class _File:
     skipped: int | None = None  # source id of the same content already ingested
     source_id: int = 0
     base_run: int = 0
+    real: str = ""  # masked absolute path and rotation family, as source_state stores them
+    family: str = ""
 
 
 @dataclass
@@ -161,6 +163,7 @@ def _mark_known(con, files: list[_File]) -> None:
     seen_sha: set = set()
     seen_fam: set = set()
     for f, real, fam in zip(files, reals, fams):
+        f.real, f.family = real, fam
         sha = f.src.sha256
         if sha in known and not f.opts.replace:
             f.skipped = known[sha]
@@ -628,8 +631,7 @@ def _finish(con, plain: list[_File], states: dict) -> dict:
             resume_offset=offset, resume_line=line_no, read_end=src.size, head_len=head_len, head_sha=head_sha,
             edge_sha=edge_sha, kind=p.det.kind, engine=p.det.engine, parse_engine=p.parse_engine,
             scores=p.det.scores, report_kind=p.det.report_kind, time=time_d, runs=runs_d, stats=s.stats_main,
-            extra=extra, real_path=redact_name(os.path.abspath(src.real_path)),
-            family=redact_name(source_mod.rotation_family(str(src.real_path))))))
+            extra=extra, real_path=p.real, family=p.family)))
         items.append((p.source_id, p.det, src, s.time_all, p.base_run, p.opts, p.head))
     run_ids = finalize_sources(con, items)
     source_mod.save_many(con, saved)

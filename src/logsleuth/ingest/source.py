@@ -17,7 +17,6 @@ Contract:
 """
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import hashlib
 import json
@@ -65,7 +64,7 @@ class ResumeState:
         return RunState(**self.runs)
 
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self))
+        return json.dumps(vars(self))  # flat: the same text as dataclasses.asdict, without its deep copy
 
     @classmethod
     def from_json(cls, text: str) -> "ResumeState":
@@ -74,8 +73,7 @@ class ResumeState:
 
 def snapshot(tstate: TimeState, rstate: RunState) -> tuple[dict, dict]:
     """Deep copies of the carried states, as JSON-ready dicts."""
-    return (json.loads(json.dumps(dataclasses.asdict(tstate))),
-            json.loads(json.dumps(dataclasses.asdict(rstate))))
+    return json.loads(json.dumps(vars(tstate))), json.loads(json.dumps(vars(rstate)))  # (flat dataclasses)
 
 
 def rotation_family(path: str) -> str:
