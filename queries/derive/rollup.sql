@@ -23,9 +23,10 @@ dec AS (
     max(running_reqs) AS max_running_reqs, max(queued_reqs) AS max_queued_reqs, max(kv_usage) AS max_kv_usage
   FROM d GROUP BY run_id
 ),
--- the single-stream line closest to the run's median: a representative evidence line
+-- the single-stream line closest to the run's median: a representative evidence line (the
+-- first such line on a tie, so that it does not depend on the scan order)
 ss AS (
-  SELECT d.run_id, arg_min(d.line_no, abs(d.gen_tok_s - dec.single_stream_tok_s)) AS single_stream_line
+  SELECT d.run_id, arg_min(d.line_no, (abs(d.gen_tok_s - dec.single_stream_tok_s), d.line_no)) AS single_stream_line
   FROM d JOIN dec USING (run_id) WHERE d.running_reqs = 1 AND d.gen_tok_s > 0 GROUP BY d.run_id
 ),
 -- speculative acceptance in one vocabulary (README "One meaning per number"): weighted by

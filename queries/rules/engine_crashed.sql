@@ -5,15 +5,20 @@
 -- fix.sglang: Re-run with --log-level debug.
 -- fix.vllm: Re-run with VLLM_LOGGING_LEVEL=DEBUG.
 -- source: issue 12 "Crash causes" and docs/knowledge-base.md §2 failure causes. Every fatal end of a serving run gets a finding naming what is known and what is not. The cause is runs.end_line/end_reason, chosen once by derive/end_state.py (first failure in time across ranks and nodes; wrappers such as EngineDeadError, "EngineCore ... died unexpectedly", "Received sigquit" and consequences such as EOFError on a peer only when nothing names a cause), the same cause the ingest summary shows. Causes with their own rule (illegal_memory_access, sgl_mem_fraction_too_high for CUDA OOM, nccl_watchdog_timeout, sgl_watchdog_timeout) are left to it.
-WITH c AS (
+WITH crashed AS (SELECT * FROM runs WHERE end_state = 'crashed'),
+ready AS (  -- the time of the ready line of each crashed run (every event on one line has the same)
+  SELECT v.run_id, min(v.ts) AS ready_ts
+  FROM events v JOIN crashed r ON v.run_id = r.run_id AND v.line_no = r.ready_line
+  WHERE v.ts IS NOT NULL GROUP BY v.run_id
+),
+c AS (
   SELECT r.run_id, r.end_line, r.end_reason, r.ready_line, r.started_at,
-         e.kind, e.exc_type, e.message, e.ts,
-         (SELECT ts FROM events v WHERE v.run_id = r.run_id AND v.line_no = r.ready_line AND v.ts IS NOT NULL LIMIT 1) AS ready_ts,
+         e.kind, e.exc_type, e.message, e.ts, rd.ready_ts,
          coalesce(e.kind, '') IN ('child_failed', 'scheduler_dead', 'worker_died', 'engine_init_failed', 'engine_dead',
                                   'engine_core_fatal_error', 'output_handler_failed', 'fatal_signal')
            AND e.exc_type IS NULL AS wrapper_only
-  FROM runs r LEFT JOIN errors e ON e.run_id = r.run_id AND e.line_no = r.end_line
-  WHERE r.end_state = 'crashed'
+  FROM crashed r LEFT JOIN errors e ON e.run_id = r.run_id AND e.line_no = r.end_line
+  LEFT JOIN ready rd ON rd.run_id = r.run_id
 ),
 covered AS (
   SELECT run_id FROM c

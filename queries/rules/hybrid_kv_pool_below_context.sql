@@ -8,10 +8,13 @@
 WITH hybrid AS (
   SELECT DISTINCT run_id FROM events WHERE kind IN ('mamba_cache_allocated', 'linear_attention_backend') AND run_id IS NOT NULL
   UNION SELECT DISTINCT run_id FROM decode_primary WHERE swa_usage IS NOT NULL OR mamba_usage IS NOT NULL
-  UNION SELECT DISTINCT run_id FROM lines_other WHERE run_id IS NOT NULL
-    AND (raw LIKE '%Mamba Cache is allocated%' OR raw ILIKE '%hybrid linear attention%' OR raw LIKE '%mamba_cache%'
-         OR raw ILIKE '%hybrid kv cache%' OR raw ILIKE '%HybridKVCache%' OR raw LIKE '%full attention layers%'
-         OR raw LIKE '%mamba page size%')
+  -- vLLM: the attention block size notice of a hybrid model names its full attention layers / mamba pages
+  UNION SELECT DISTINCT run_id FROM events WHERE kind = 'attention_block_size' AND run_id IS NOT NULL
+    AND (message LIKE '%full attention layers%' OR message LIKE '%mamba page size%' OR message ILIKE '%hybrid%')
+  -- SGLang: a server_args with mamba cache settings (config keys, not the line's text)
+  UNION SELECT DISTINCT run_id FROM config WHERE run_id IS NOT NULL
+    AND (key LIKE '%mamba_cache%' OR value LIKE '%mamba_cache%' OR value ILIKE '%hybrid kv cache%'
+         OR value ILIKE '%HybridKVCache%')
 ),
 sgl_limits AS (
   SELECT DISTINCT run_id FROM events WHERE kind = 'limits'

@@ -7,8 +7,8 @@
 WITH ev AS (
   SELECT e.run_id, e.line_no, e.text AS why FROM events e WHERE e.kind = 'overlap_disabled_spec'
   UNION ALL
-  SELECT e.run_id, e.line_no, 'ngram' FROM events e JOIN lines_other l USING (source_id, line_no)
-  WHERE e.kind = 'spec_notice' AND l.raw LIKE '%overlap scheduler and mixed chunked prefill are disabled because of using ngram%'
+  SELECT e.run_id, e.line_no, 'ngram' FROM events e
+  WHERE e.kind = 'spec_notice' AND e.message LIKE '%overlap scheduler and mixed chunked prefill are disabled because of using ngram%'
 )
 SELECT ev.run_id, min(ev.line_no) AS line_no, arg_min(ev.why, ev.line_no) AS why
 FROM ev JOIN runs r USING (run_id)

@@ -7,10 +7,9 @@
 -- source: docs/knowledge-base.md R42 (field report: Kimi-K2.5 on 8x RTX PRO 6000, vLLM 82.5 tok/s NCCL-tuned vs SGLang 63.6; the KB's "warn below 70 % of reference"; §1 reference figures). The reference is the best run of the same model in this database (runs.model_key: the weights' hub id or path basename, lower-cased, quantisation suffixes such as -int4/-awq/-fp8 removed, so a served name on one side and a path on the other still meet; same TP size; runs on different known GPUs are not compared): median generation throughput of primary-rank stats lines with exactly one running request (run_summary.single_stream_tok_s), from at least min_samples lines. Fires (info) more than min_gap below the best, warning below warn_ratio of it. Idle servers have no single-stream figure and stay silent.
 WITH ss AS (
   -- evidence: the single-stream line closest to the run's median, a representative sample
-  SELECT run_id, count(*) AS n_ss, arg_min(line_no, abs(gen_tok_s - med)) AS line_no
-  FROM (SELECT run_id, line_no, gen_tok_s, median(gen_tok_s) OVER (PARTITION BY run_id) AS med
-        FROM decode_primary WHERE primary_rank AND running_reqs = 1 AND gen_tok_s > 0)
-  GROUP BY run_id
+  -- (run_rollup, computed at ingest from the primary rank's decode lines)
+  SELECT run_id, n_single_stream AS n_ss, single_stream_line AS line_no
+  FROM run_rollup WHERE n_single_stream > 0
 ),
 env_seen AS (
   SELECT DISTINCT run_id FROM lines_other

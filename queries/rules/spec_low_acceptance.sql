@@ -9,8 +9,8 @@ WITH s AS (
   SELECT rs.run_id, rs.mean_accept_len AS accept_len, rs.draft_accept_rate AS rate, rs.spec_k AS k,
          coalesce(rs.spec_kind, 'chain') AS kind, coalesce(rs.spec_method, 'speculative decoding') AS spec_method,
          rs.n_spec_obs AS n_obs, rs.per_position,
-         (SELECT min(line_no) FROM spec_stats x WHERE x.run_id = rs.run_id AND x.accept_len IS NOT NULL) AS line_no
-  FROM run_summary rs WHERE rs.mean_accept_len IS NOT NULL
+         ro.first_spec_line AS line_no  -- the run's first acceptance line (run_rollup)
+  FROM run_summary rs JOIN run_rollup ro USING (run_id) WHERE rs.mean_accept_len IS NOT NULL
 )
 SELECT run_id, line_no, round(accept_len, 2) AS accept_len, n_obs, spec_method, kind,
        CASE WHEN kind = 'ceiling' THEN 'up to ' || coalesce(k::VARCHAR, '?') || ' proposed per step'

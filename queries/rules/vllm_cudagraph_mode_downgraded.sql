@@ -4,15 +4,12 @@
 -- fix: Pick an attention backend that supports full CUDA graphs together with speculative decoding (FLASH_ATTN / FLASHINFER on recent vLLM; see the backend's "cudagraph support" in the vLLM docs), or measure whether speculative decoding still pays once the graphs are piecewise: at low acceptance it often does not.
 -- engine: vllm
 -- source: issue 12 (a vLLM EAGLE-3 run: "FULL_AND_PIECEWISE is not supported with spec-decode for attention backend ... setting cudagraph_mode=PIECEWISE", not raised before); vllm/config/compilation.py + v1/worker/gpu_model_runner.py resolve_cudagraph_mode_and_sizes (the backend's AttentionCGSupport decides, the mode is lowered with this WARNING); docs/knowledge-base.md R10 (decode outside CUDA graphs costs per-step launch overhead).
-WITH w AS (
-  SELECT run_id, min(line_no) AS line_no, any_value(raw) AS raw FROM lines_other
-  WHERE run_id IS NOT NULL AND raw LIKE '%cudagraph_mode%'
-    AND (raw ILIKE '%setting cudagraph_mode=%' OR raw ILIKE '%cudagraph_mode will be set to%'
-         OR raw ILIKE '%overriding cudagraph_mode to%')
+WITH w AS (  -- typed at ingest (parsers/vllm.toml vllm_cudagraph_mode_downgraded): text = the new mode
+  SELECT run_id, min(line_no) AS line_no, arg_min(message, line_no) AS msg, arg_min(text, line_no) AS mode_to
+  FROM events WHERE kind = 'cudagraph_mode_downgraded' AND run_id IS NOT NULL
   GROUP BY run_id
 )
-SELECT w.run_id, w.line_no,
-       coalesce(nullif(regexp_extract(w.raw, '(?i)cudagraph_mode(?:=| to | will be set to )\s*(\w+)', 1), ''), 'a lower mode') AS mode_to,
-       CASE WHEN w.raw ILIKE '%spec%decod%' THEN 'not supported with speculative decoding for this attention backend'
+SELECT w.run_id, w.line_no, coalesce(nullif(w.mode_to, ''), 'a lower mode') AS mode_to,
+       CASE WHEN w.msg ILIKE '%spec%decod%' THEN 'not supported with speculative decoding for this attention backend'
             ELSE 'not supported by this attention backend' END AS why
 FROM w JOIN runs r USING (run_id) WHERE r.engine = 'vllm'

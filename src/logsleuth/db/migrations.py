@@ -44,9 +44,20 @@ def _split_lines(con, tables: set[str]) -> None:
         con.execute("INSERT INTO decode_primary SELECT * FROM decode_stats WHERE primary_rank")
 
 
+def _run_rollup(con, tables: set[str]) -> None:
+    # schema 3 keeps per-run aggregates in run_rollup (derive/rollup.py), which run_summary
+    # and the rules read: the runs of an older database get theirs computed here, once
+    from ..derive.rollup import build_rollup
+
+    for stmt in create_statements():
+        con.execute(stmt)
+    build_rollup(con, [r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()])
+
+
 STEPS: list[Step] = [
     Step("0002_split_lines", 2, "lines split into lines_other + lines_bulk; decode_primary filled",
          _split_lines),
+    Step("0003_run_rollup", 3, "run_rollup: per-run aggregates computed for the existing runs", _run_rollup),
 ]
 
 

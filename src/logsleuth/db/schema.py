@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from ..resources import data_path
 
-SCHEMA_VERSION = 2  # 2: lines split into lines_other + lines_bulk behind the `lines` view; decode_primary
+SCHEMA_VERSION = 3  # 3: run_rollup (per-run aggregates, filled for existing runs); 2: lines split into lines_other + lines_bulk behind the `lines` view; decode_primary
 
 #: the column declarations (see the file's header)
 TABLES_FILE = "queries/tables.toml"
@@ -55,7 +55,7 @@ TABLES, BENCH_JSON_COLUMNS = _load(TABLES_FILE)
 #: tables whose rows come from one source; deleted together on --replace
 PER_SOURCE_TABLES = ("source_state", "metrics", "gpu_samples", "bench_requests", "telemetry_sources", "env_reports",
                      "lines_other", "lines_bulk", "templates", "config", "events", "decode_stats", "decode_primary",
-                     "prefill_stats", "spec_stats", "errors", "bench_results", "runs", "sources")
+                     "prefill_stats", "spec_stats", "errors", "bench_results", "run_rollup", "runs", "sources")
 
 
 def columns(table: str) -> list[str]:

@@ -34,10 +34,11 @@ from ..formats.check import checked_grammars
 from ..formats import grammar as gdata
 from ..ingest.drain import mine_templates
 from .end_state import derive_end_states
+from .rollup import build_rollup
 from .hardware import gpu_contexts, refresh_gpu_for_directory, store_env_report
 from .identity import model_identity
 from .spec import normalise_specs, spec_config
-from .sql import run_set
+from .sql import near, run_set
 
 __all__ = ["RUN_TABLES", "finalize_source", "finalize_sources", "has_activity", "refresh_gpu_for_directory"]
 
@@ -104,6 +105,7 @@ def finalize_sources(con, items) -> list[list[int]]:
         refresh_gpu_for_directory(con, it.src.display_name, it.opts.gpu)
         out[it.source_id] = []
     _derive_logs(con, logs, lines, out)
+    build_rollup(con, [r for ids in out.values() for r in ids])  # per-run aggregates (derive/rollup.py)
     return [out[it.source_id] for it in items]
 
 
@@ -519,7 +521,9 @@ def _ready_times(con, rows, facts: _Facts) -> None:
         frame = pl.DataFrame({"run_id": unstamped, "ready_line": [rows[r]["ready_line"] for r in unstamped]},
                              schema={"run_id": pl.Int64, "ready_line": pl.Int64})
         before: dict[int, list[str]] = {}
-        for rid, raw in run_set(con, "before_ready", runs=unstamped, frames={"derive_ready": frame}):
+        bounds = {r: (None, rows[r]["ready_line"]) for r in unstamped}
+        for rid, raw in run_set(con, "before_ready", runs=unstamped, frames={"derive_ready": frame},
+                                fmt={"near": near("line_no", bounds)}):
             before.setdefault(rid, []).append(raw)
         missing = []
         for rid in unstamped:
