@@ -5,5 +5,5 @@
 -- are not contiguous) and reads those runs as tail_of_run.sql does.
 SELECT d.run_id, count(*) AS n, min(l.line_no) FILTER (WHERE {kill}) AS killed
 FROM lines l JOIN derive_runs d ON l.run_id = d.run_id AND l.line_no > d.last_line - 30
-WHERE {runs@l}
+WHERE {runs@l} AND ({near})  -- {near}: the same bounds as literals (few runs), so row groups are skipped
 GROUP BY d.run_id

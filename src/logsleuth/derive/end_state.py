@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .sql import run_set
+from .sql import near, run_set
 
 
 def describe(kind, exc_type, message, secondary: bool) -> str:
@@ -51,7 +51,8 @@ def _kill_lines(con, rows: dict, kill_markers: list[str]) -> dict[int, int | Non
     ids = list(rows)
     frame = _frame({"run_id": ids, "last_line": [rows[r]["last_line"] for r in ids]})
     found = {rid: (n, killed) for rid, n, killed in run_set(
-        con, "kill_tail", runs=ids, frames={"derive_runs": frame}, fmt={"kill": kill_sql}, params=kill_markers)}
+        con, "kill_tail", runs=ids, frames={"derive_runs": frame}, params=kill_markers,
+        fmt={"kill": kill_sql, "near": near("line_no", {r: (rows[r]["last_line"] - 30, None) for r in ids})})}
     out = {}
     for rid in ids:
         n, killed = found.get(rid, (0, None))

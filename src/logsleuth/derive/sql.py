@@ -43,6 +43,21 @@ def id_filter(column: str, ids) -> str:
     return f"({column} BETWEEN {ids[0]} AND {ids[-1]} AND {column} IN ({', '.join(map(str, ids))}))"
 
 
+def near(column: str, bounds: dict[int, tuple[int | None, int | None]], limit: int = 64) -> str:
+    """``column`` within per-run bounds (run id -> (above, below), exclusive, None: open) as
+    literal conditions on ``l.run_id`` and ``l.<column>``, so that DuckDB skips the row groups
+    of a large run outside them (the join that applies the same bounds reads every row of the
+    run first); "true" beyond ``limit`` runs (small runs: nothing to skip)."""
+    if not bounds or len(bounds) > limit:
+        return "true"
+    parts = []
+    for rid, (above, below) in sorted(bounds.items()):
+        cond = [f"l.run_id = {int(rid)}"] + ([f"l.{column} > {int(above)}"] if above is not None else []) + \
+            ([f"l.{column} < {int(below)}"] if below is not None else [])
+        parts.append("(" + " AND ".join(cond) + ")")
+    return " OR ".join(parts)
+
+
 def run_set(con, name: str, *, runs=(), sources=(), frames: dict | None = None, fmt: dict | None = None,
             params=(), text: str | None = None) -> list[tuple]:
     """Rows of the derivation query ``name`` over ``runs`` / ``sources`` (see the module docstring)."""
