@@ -134,3 +134,18 @@ def test_append_after_batch_frame_equals_append_after_one_by_one(folder, tmp_pat
     results = _ingest(db, plain)
     assert sum(r.status == "appended" for r in results) == 5
     assert _tables(db) == _tables(ref)
+
+
+#: real logs of SGLang and vLLM formats from v0.3 / v0.5 on (the plain ones take the batch path;
+#: the last one, with a traceback, the per-file path)
+_ERAS = ["sglang_v0.3_hms.log", "sglang_v0.4.3_tp2.log", "sglang_v0.4.8_dp.log", "vllm_enforce_eager_awq.log",
+         "vllm_moe_untuned.log", "vllm_v0_0.5.4.log", "vllm_v1_0.10.1_workers.log", "vllm_v1_0.12_color.log",
+         "vllm_v1_0.8.5_spec.log", "vllm_kv_too_small.log"]
+
+
+def test_batch_frame_equals_one_by_one_on_era_samples(tmp_path):
+    paths = [str(SAMPLES / "eras" / name) for name in _ERAS]
+    ref, db = str(tmp_path / "ref.duckdb"), str(tmp_path / "batch.duckdb")
+    _one_by_one(ref, paths)
+    _ingest(db, paths)
+    assert _tables(db) == _tables(ref)
