@@ -15,10 +15,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..scratch import scratch_dir
 from ..errors import LogsleuthError
 from .hosts import UNKNOWN_HOST, host_from_log, safe_host
 from .manifest import SourceEntry
@@ -90,7 +90,7 @@ def build_parts(job: SourceJob) -> BuiltSource:
     from ..db.connection import open_db
     from ..ingest.pipeline import ingest_source
 
-    work = Path(tempfile.mkdtemp(prefix="logsleuth-part-"))
+    work = Path(scratch_dir("logsleuth-part-"))  # (a killed worker's folder is swept by the next)
     try:
         con = open_db(str(work / "one.duckdb"))
         try:

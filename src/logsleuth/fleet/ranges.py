@@ -18,12 +18,12 @@ import dataclasses
 import datetime as dt
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
+from ..scratch import scratch_dir
 from .parts import BuiltSource, PartFailure, SourceJob, build_parts_safe, export_parts, task_options
 from .split import ByteRange
 from .sql import fleet_sql
@@ -69,11 +69,12 @@ class MergeJob:
 
 def _open_work_db(work: Path):
     from ..db.connection import open_db
-    from ..ingest.pipeline import INGEST_MEMORY
+    from ..ingest.pipeline import ingest_memory_limit
 
+    limit = ingest_memory_limit()  # (a value that is not a size is refused before anything opens)
     con = open_db(str(work / "part.duckdb"))
     # as ingest_source does: capped, DuckDB spills the open transaction instead of growing
-    con.execute(f"SET memory_limit = '{os.environ.get('LOGSLEUTH_INGEST_MEMORY', INGEST_MEMORY)}'")
+    con.execute(f"SET memory_limit = '{limit}'")
     return con
 
 
@@ -102,7 +103,7 @@ def build_range(rj: RangeJob) -> RangeOutcome:
     from ..ingest.pipeline import read_range
 
     r = rj.range
-    work = Path(tempfile.mkdtemp(prefix="logsleuth-range-"))
+    work = Path(scratch_dir("logsleuth-range-"))
     try:
         con = _open_work_db(work)
         try:
@@ -275,7 +276,7 @@ def _merge(mj: MergeJob, storage) -> BuiltSource:
     from ..ingest.pipeline import finish_ranges
 
     job, outs = mj.job, mj.outcomes
-    work = Path(tempfile.mkdtemp(prefix="logsleuth-merge-"))
+    work = Path(scratch_dir("logsleuth-merge-"))
     try:
         con = _open_work_db(work)
         try:

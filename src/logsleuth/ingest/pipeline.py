@@ -93,16 +93,21 @@ def ingest_source(con, path: str, opts: IngestOptions, batched: bool = False) ->
 @contextmanager
 def ingest_memory(con):
     """DuckDB's memory cap while ingesting (INGEST_MEMORY), restored afterwards."""
-    limit = os.environ.get("LOGSLEUTH_INGEST_MEMORY", INGEST_MEMORY)
+    limit = ingest_memory_limit()
     before = fetch_one(con.execute("SELECT current_setting('memory_limit')"))[0]
     try:
-        con.execute(f"SET memory_limit = '{_memory_setting(limit)}'")
+        con.execute(f"SET memory_limit = '{limit}'")
         yield
     finally:
         try:
             con.execute(f"SET memory_limit = '{before}'")
         except Exception:  # the connection may be gone after an interrupt: nothing to restore
             pass
+
+
+def ingest_memory_limit() -> str:
+    """The memory cap of an ingest: INGEST_MEMORY, or LOGSLEUTH_INGEST_MEMORY when it is a size."""
+    return _memory_setting(os.environ.get("LOGSLEUTH_INGEST_MEMORY", INGEST_MEMORY))
 
 
 def _memory_setting(text: str) -> str:

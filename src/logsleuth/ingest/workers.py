@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 import polars as pl
 
+from ..scratch import scratch_dir
 from .parse import ShapeCache, parse_frame
 from .read import READ_COLUMNS
 
@@ -127,7 +127,7 @@ def _spool_dir() -> str:
             base = "/dev/shm"
     except OSError:
         pass
-    return tempfile.mkdtemp(prefix="logsleuth-parse-", dir=base)
+    return scratch_dir("logsleuth-parse-", base)  # (a killed ingest's folder is swept by the next)
 
 
 def parse_segments(segments: list[tuple[str, pl.DataFrame]], grammars, caches: dict) -> pl.DataFrame:
