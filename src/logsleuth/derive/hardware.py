@@ -92,7 +92,17 @@ def gpu_contexts(con, runs: list[tuple[int, int]], explicit, env_files=()) -> di
     source_ids = sorted({sid for _, sid in runs})
     paths = dict(run_set(con, "", sources=source_ids, text="SELECT source_id, path FROM sources WHERE {sources}"))
     reports = _reports(con)
-    near = {sid: nearest_reports(reports, paths.get(sid) or "", env_files) for sid in source_ids}
+    by_folder: dict = {}  # the logs of one folder share their nearest reports
+    near = {}
+    for sid in source_ids:
+        path = paths.get(sid) or ""
+        if not reports:
+            near[sid] = []
+            continue
+        key = Path(path).resolve().parent if path else None
+        if key not in by_folder:
+            by_folder[key] = nearest_reports(reports, path, env_files)
+        near[sid] = by_folder[key]
     likes = gpu_hints.prefilter_likes()  # parsers/env_reports.toml [hints] prefilter
     lines: dict[int, list[str]] = {}
     for rid, raw in run_set(con, "gpu_hint_lines", runs=run_ids,

@@ -258,6 +258,17 @@ def _sglang_eras(con, items, lines) -> dict[int, str | None]:
     return out
 
 
+class _RunFacts(NamedTuple):
+    """queries/derive/run_facts.sql: aggregates of one run."""
+    swapped: int = 0
+    v1stats: int = 0
+    year: int | None = None
+    capture_s: float | None = None
+    banner: str | None = None
+    accepts: int = 0
+    spec_rows: int = 0
+
+
 class _Facts:
     """What the runs rows of one call are derived from, fetched set-based per call."""
 
@@ -276,7 +287,7 @@ class _Facts:
         self.times = {rid: (a, b) for rid, a, b in run_set(con, "run_times", runs=ids,
                                                           frames={"derive_runs": frame})}
         marks = ", ".join("'" + b.replace("'", "''") + "'" for b in banners) or "NULL"
-        self.facts = {row[0]: row[1:] for row in run_set(
+        self.facts = {row[0]: _RunFacts(*row[1:]) for row in run_set(
             con, "run_facts", runs=ids, fmt={"banners": marks, "run_list": ", ".join(map(str, ids))})}
         self.ranks = {rid: (tp, dp) for rid, tp, dp in run_set(con, "parallel_from_ranks", runs=ids)}
 
@@ -323,7 +334,9 @@ def _derive_logs(con, items, lines, out) -> None:
     derive_end_states(con, ends, shutdowns, gdata.markers(grammars, "kill"))
     for rid, r in rows.items():
         r.update({k: ends[rid][k] for k in ("end_state", "end_line", "end_reason")})
-    normalise_specs(con, rows)
+    # speculative metrics of the runs that have any (the statements cost as much without)
+    normalise_specs(con, {rid: r for rid, r in rows.items()
+                          if facts.facts.get(rid, _RunFacts()).accepts or facts.facts.get(rid, _RunFacts()).spec_rows})
     for explicit, env_files in {(it.opts.gpu, tuple(getattr(it.opts, "env_files", ()) or ())) for it in items}:
         runs = [(rid, r["source_id"]) for rid, r in rows.items()
                 if (owner[rid].opts.gpu, tuple(getattr(owner[rid].opts, "env_files", ()) or ())) == (explicit, env_files)]
@@ -366,8 +379,8 @@ def _identity(con, rows, facts: _Facts, owner, eras) -> None:
 def _vllm_era(facts: _Facts, rid, version) -> str | None:
     """vLLM version and engine generation (the "Initializing a V1 LLM engine ... with config:"
     line of the grammar role "engine_banner", else the shape of the stats lines)."""
-    swapped, v1stats, _year, _capture, text = facts.facts.get(rid, (0, 0, None, None, None))
-    engine = None
+    f = facts.facts.get(rid, _RunFacts())
+    engine, text, swapped, v1stats = None, f.banner, f.swapped, f.v1stats
     if text:
         engine = "V1" if "V1 LLM engine" in text else ("V0" if "V0 LLM engine" in text else None)
     if engine is None:
@@ -491,7 +504,7 @@ def _startup_times(r, facts: _Facts, rid) -> None:
             begins = [e[1] for e in ev("weights_begin") if rank(e) == rk and e[0] < end[0] and e[1] is not None]
             begin = max(begins, default=None)
             r["weight_load_s"] = _secs(begin, end[1]) if begin and end[1] else None
-        r["cuda_graph_capture_s"] = facts.facts.get(rid, (0, 0, None, None, None))[3]
+        r["cuda_graph_capture_s"] = facts.facts.get(rid, _RunFacts()).capture_s
         ready = ev("server_ready")
     else:
         took = max((e[2] for e in ev("weights_loaded") if e[2] is not None), default=None)
@@ -527,7 +540,7 @@ def _ready_times(con, rows, facts: _Facts) -> None:
             before.setdefault(rid, []).append(raw)
         missing = []
         for rid in unstamped:
-            year = facts.facts.get(rid, (0, 0, None, None, None))[2]
+            year = facts.facts.get(rid, _RunFacts()).year
             rows[rid]["_ready_ts"] = _stamp_of(before.get(rid, []), year)
             if rows[rid]["_ready_ts"] is None:
                 missing.append(rid)
