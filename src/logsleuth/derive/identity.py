@@ -7,18 +7,15 @@ Contract:
   ``models--org--name/snapshots/<hash>`` gives ``name``), lower-cased, with quantisation
   suffixes (``-int4``, ``-awq``, ``-fp8``, ``-nvfp4``, ``-gptq-int4``, ...) removed; the
   quantisation itself stays in ``runs.quantization`` and is reported as a difference.
-* ``printed_version(con, source_id, run_id, engine)``: the exact version the log prints
-  (pip output, pins, image tags), which beats the era range inferred from line shapes.
-* ``parallel_from_ranks(con, run_id)``: TP/DP sizes from rank tags when no configuration was logged.
-* ``renumber_runs(con, source_id, run_ids, tables)``: provisional run ids -> consecutive ids
-  after the highest stored one, so a fresh database numbers its runs 1, 2, 3 without gaps.
+
+The exact version a log prints (pip output, pins, image tags: queries/derive/engine_version.sql)
+and TP/DP sizes from rank tags (queries/derive/parallel_from_ranks.sql) are read set-based for
+all runs of a derivation call by derive/runs.py.
 """
 from __future__ import annotations
 
 import re
 
-from ..db.connection import fetch_one
-from .sql import sql
 
 # quantisation / packaging suffixes of checkpoint names (Hugging Face naming habits)
 _QUANT_SUFFIX = re.compile(
@@ -60,31 +57,3 @@ def model_identity(cfg: dict, engine: str, banner_model: str | None) -> dict:
         _clean(banner_model) or _clean(g("engine_config:model")) or _clean(g("model"))
     served = _clean(g("served_model_name")) or _clean(g("engine_config:served_model_name"))
     return {"model": model or served, "served_model_name": served, "model_key": model_key(model or served)}
-
-
-def printed_version(con, source_id: int, run_id: int, engine: str) -> str | None:
-    if engine not in ("sglang", "vllm"):
-        return None
-    row = fetch_one(con.execute(sql("engine_version"), [source_id, run_id, engine]))
-    return row[0] if row else None
-
-
-def parallel_from_ranks(con, run_id: int) -> tuple[int | None, int | None]:
-    row = fetch_one(con.execute(sql("parallel_from_ranks"), [run_id]))
-    if not row:
-        return None, None
-    tp, dp = row
-    return (int(tp) if tp is not None else None), (int(dp) if dp is not None else None)
-
-
-def renumber_runs(con, source_id: int, run_ids: list[int], tables: list[str]) -> list[int]:
-    """Give this source's runs the ids right after the highest stored run id, in order."""
-    base = fetch_one(con.execute("SELECT coalesce(max(run_id), 0) FROM runs"))[0] + 1
-    mapping = {old: base + i for i, old in enumerate(sorted(run_ids))}
-    if all(old == new for old, new in mapping.items()):
-        return [mapping[r] for r in sorted(run_ids)]
-    values = ", ".join(f"({int(o)}, {int(n)})" for o, n in mapping.items())
-    for t in tables:
-        con.execute(f"""UPDATE {t} SET run_id = m.new_id FROM (VALUES {values}) m(old_id, new_id)
-                        WHERE {t}.source_id = ? AND {t}.run_id = m.old_id""", [source_id])
-    return [mapping[r] for r in sorted(run_ids)]
