@@ -2,7 +2,7 @@
 ingesting them one by one gives: every table (ids, resume states, sources rows), over a
 folder mixing plain files (SGLang and vLLM lines, time-only and year-less stamps, CRLF, a
 last line without its newline, pre-launch chatter at the end, stray body lines, one launch,
-unknown text, an over-long line) with files that take the per-file path (two launches, a
+unknown text, an over-long line, stray exception and benchmark lines) with files that take the per-file path (two launches, a
 traceback at the end, an environment report, a launch after a run's activity, a copy of
 another file). Re-ingesting is a no-op; an append after a batched ingest equals the append
 after a per-file ingest.
@@ -41,6 +41,12 @@ def _plain_files() -> dict[str, bytes]:
     files["chatter_at_end.log"] = (_SG.format(s=9, t=9) + "+ python -m sglang.launch_server --port 30000\n"
                                    + "+ export CUDA_VISIBLE_DEVICES=0\n").encode()
     files["blank_lines.log"] = (_SG.format(s=10, t=10) + "\n    indented continuation\n" + _SG.format(s=11, t=11)).encode()
+    # an exception line and an error line outside any traceback, a benchmark row outside a block
+    # (at the end: fold joins them to the line before, so the open tail starts there)
+    files["strays.log"] = (_SG.format(s=14, t=14)
+                           + "[2026-02-06 09:00:15] Using default HuggingFace chat template with detected content format: string\n"
+                           + "[2026-02-06 09:00:16 TP0] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                           + "RuntimeError: CUDA out of memory\n").encode()
     files["unknown.txt"] = b"2026-02-06 10:00:00 something happened\n2026-02-06 10:00:01 and then more\n"
     files["one_line.log"] = _SG.format(s=12, t=12).encode()
     files["long_line.log"] = (_SG.format(s=13, t=13) + "x" * 70_000 + "\n").encode()

@@ -285,17 +285,29 @@ def _context_for(key, opts, grammars):
 def _not_plain(sub: pl.DataFrame, ctx, grammars) -> set:
     """Files of ``sub`` (parsed) that need the per-file path (see the module docstring)."""
     bad: set = set()
-    pats = ctx.pats
-    roles = {p.name: p.fold for p in pats if p.fold}
-    bench = [p.name for p in pats if "bench" in p.roles]
-    role = pl.col("pattern").replace_strict(roles, default=None, return_dtype=pl.Utf8)
-    exc = (pl.col("table") == "errors") & pl.col("msg").str.contains(_EXC_LINE)
-    folds = sub.filter((role == "start").fill_null(False) | pl.col("pattern").is_in(bench).fill_null(False)
-                       | exc.fill_null(False) | ((pl.col("line_no") == 1) & (role == "body")).fill_null(False))
+    # a traceback start or a benchmark title opens a record; a body line first would be the
+    # tail of a traceback (fold reads those at the start of the text only). Body lines and
+    # benchmark rows elsewhere are strays that fold re-labels line by line.
+    titles = [p.name for p in ctx.pats if "bench_start" in p.roles]
+    opens = (_fold_role(ctx) == "start").fill_null(False) | pl.col("pattern").is_in(titles).fill_null(False)
+    folds = sub.filter(opens | ((pl.col("line_no") == 1) & _body_like(ctx)))
     bad |= set(folds["_file"].to_list())
     bad |= _switches(sub, ctx, grammars)
     bad |= _launches(sub, ctx)
     return bad
+
+
+def _fold_role(ctx) -> pl.Expr:
+    return pl.col("pattern").replace_strict({p.name: p.fold for p in ctx.pats if p.fold}, default=None,
+                                            return_dtype=pl.Utf8)
+
+
+def _body_like(ctx) -> pl.Expr:
+    """Lines fold joins to the record before them (fold._flags ``_body``): body lines, and
+    error lines that read as an exception line."""
+    exc = (pl.col("table") == "errors") & (_fold_role(ctx) != "start").fill_null(True) \
+        & pl.col("msg").str.contains(_EXC_LINE).fill_null(False)
+    return ((_fold_role(ctx) == "body") | exc).fill_null(False)
 
 
 def _switches(sub: pl.DataFrame, ctx, grammars) -> set:
@@ -353,7 +365,6 @@ def _cut(sub: pl.DataFrame, ctx, by_index: dict) -> pl.DataFrame:
     A last line without its newline is always tail; when nothing else would be carried
     (``cut`` 0) the per-file path stores the other lines with the chunk."""
     pats = ctx.pats
-    roles = {p.name: p.fold for p in pats if p.fold}
     prelaunch = [p.name for p in pats if "prelaunch" in p.roles]
     ends = pl.DataFrame({"_file": list(by_index), "_partial": [not f.data.endswith(b"\n") for f in by_index.values()]},
                         schema={"_file": pl.Int64, "_partial": pl.Boolean})
@@ -361,7 +372,7 @@ def _cut(sub: pl.DataFrame, ctx, by_index: dict) -> pl.DataFrame:
     r = pl.int_range(pl.len()).over("_file")
     n_full = pl.len().over("_file") - pl.col("_partial").cast(pl.Int64)
     f = f.with_columns(r.alias("_r"), n_full.alias("_n"))
-    body = (pl.col("pattern").replace_strict(roles, default=None, return_dtype=pl.Utf8) == "body").fill_null(False)
+    body = _body_like(ctx)
     pre = pl.col("pattern").is_in(prelaunch).fill_null(False)
     in_frame = pl.col("_r") < pl.col("_n")
     head = pl.col("_r").filter(~body & in_frame).max().over("_file")  # first line of the last group
