@@ -12,8 +12,8 @@ WITH ev AS (
   SELECT e.run_id, e.line_no, '"Cannot use ' || e.text || rtrim(json_extract_string(e.attrs, '$.reason'), '. ') || '"'
   FROM events e WHERE e.kind = 'attention_backend_fallback' AND json_extract_string(e.attrs, '$.reason') ILIKE '%FP8%'
   UNION ALL
-  SELECT l.run_id, l.line_no, 'vLLM asks for FlashInfer with an FP8 KV cache'
-  FROM lines_other l WHERE l.raw LIKE '%Please use FlashInfer backend with FP8 KV Cache%'
+  SELECT e.run_id, e.line_no, 'vLLM asks for FlashInfer with an FP8 KV cache'
+  FROM events e WHERE e.kind = 'fp8_kv_flashinfer_hint'  -- parsers/vllm.toml vllm_fp8_kv_flashinfer_hint
 ),
 one AS (SELECT * FROM ev QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY line_no) = 1),
 chosen AS (

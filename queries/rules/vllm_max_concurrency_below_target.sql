@@ -9,8 +9,12 @@
 WITH mc AS (
   SELECT run_id, min(line_no) AS line_no, max(value) AS max_conc,
          max(TRY_CAST(json_extract_string(attrs, '$.tokens_per_request') AS BIGINT)) AS per_req
-  FROM events WHERE kind IN ('max_concurrency', 'kv_cache_tokens') AND
-        (kind = 'max_concurrency' OR json_extract_string(attrs, '$.max_concurrency') IS NOT NULL)
+  FROM (  -- one equality filter per kind: DuckDB pushes it into the scan (an IN list made it
+          -- read attrs of every event, HTTP access lines included)
+    SELECT run_id, line_no, value, attrs FROM events WHERE kind = 'max_concurrency'
+    UNION ALL
+    SELECT run_id, line_no, value, attrs FROM events
+    WHERE kind = 'kv_cache_tokens' AND json_extract_string(attrs, '$.max_concurrency') IS NOT NULL)
   GROUP BY run_id
 ),
 st AS (
