@@ -155,10 +155,9 @@ def _mark_known(con, files: list[_File]) -> None:
     shas = [f.src.sha256 for f in files]
     known = dict(con.execute("SELECT sha256, source_id FROM sources WHERE list_contains(?, sha256)",
                              [shas]).fetchall())
-    reals = [redact_name(os.path.abspath(f.src.real_path)) for f in files]
-    fams = [redact_name(source_mod.rotation_family(str(f.src.real_path))) for f in files]
+    reals, fams = zip(*[_stored_paths(f.src) for f in files])
     stated = con.execute("SELECT real_path, family FROM source_state WHERE list_contains(?, real_path)"
-                         " OR list_contains(?, family)", [reals, fams]).fetchall()
+                         " OR list_contains(?, family)", [list(reals), list(fams)]).fetchall()
     taken = {x for row in stated for x in row}
     seen_sha: set = set()
     seen_fam: set = set()
@@ -171,6 +170,15 @@ def _mark_known(con, files: list[_File]) -> None:
             f.plain = False
         seen_sha.add(sha)
         seen_fam.add(fam)
+
+
+def _stored_paths(src: Source) -> tuple[str, str]:
+    """The masked absolute path and rotation family that ``source_state`` stores (the family
+    of a file without a rotation suffix is its path: masked once)."""
+    real = os.path.abspath(src.real_path)
+    fam = source_mod.rotation_family(str(src.real_path))
+    masked = redact_name(real)
+    return masked, (masked if fam == real else redact_name(fam))
 
 
 def _store_in_order(con, files: list[_File], results: list) -> None:

@@ -97,16 +97,16 @@ def _rotation_age(path: str) -> int:
 def order_rotated(paths: list[str]) -> list[str]:
     """Members of one rotated set oldest first (highest number first, the live file last),
     at the position of the set's first member; other paths keep their order."""
+    family = {p: rotation_family(p) for p in paths if p != "-"}  # (once per path: thousands of small files)
     groups: dict[str, list[str]] = {}
-    for p in paths:
-        if p != "-":
-            groups.setdefault(rotation_family(p), []).append(p)
+    for p, fam in family.items():
+        groups.setdefault(fam, []).append(p)
     out, done = [], set()
     for p in paths:
         if p == "-":
             out.append(p)
             continue
-        fam = rotation_family(p)
+        fam = family[p]
         if fam in done:
             continue
         done.add(fam)
