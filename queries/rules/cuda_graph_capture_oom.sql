@@ -6,20 +6,21 @@
 -- fix.vllm: Lower --gpu-memory-utilization and the capture sizes (--max-cudagraph-capture-size / cudagraph_capture_sizes).
 -- source: docs/knowledge-base.md R05 — sglang issue #5285, PR #3430, PR #5893 (DeepSeek TP8 on H200 needs ~6.2 GB of graph memory at bs 256); vllm PR #57595; sglang docs speculative_decoding.md "OOM troubleshooting". Evidence: SGLang `Capture cuda graph failed: CUDA out of memory`, or a CUDA OOM after a capture-begin line (`Capture cuda graph begin`, `Capturing CUDA graphs`, `Capturing batches`) with no capture-end line in between, before the server is ready.
 WITH oom0 AS (
-  SELECT e.run_id, e.line_no, e.last_line, e.kind,
+  SELECT e.run_id, e.line_no, e.last_line, e.kind, e.traceback, e.message AS record_message,
          CASE WHEN e.message ILIKE '%out of memory%' THEN e.message
               ELSE regexp_extract(e.traceback, '([^\n]*CUDA out of memory[^\n]*)', 1) END AS message
   FROM errors e
   WHERE e.fatal AND (e.message ILIKE '%out of memory%' OR e.exc_type ILIKE '%OutOfMemory%'
                      OR e.traceback ILIKE '%CUDA out of memory%')
 ),
-oom AS (  -- point at the OOM line itself (a wrapper record may start at "EngineCore failed to start.")
-  SELECT o.run_id, coalesce((SELECT min(l.line_no) FROM lines_other l WHERE l.run_id = o.run_id
-                               AND l.line_no BETWEEN o.line_no AND coalesce(o.last_line, o.line_no)
-                               AND l.raw ILIKE '%graph failed%out of memory%'),
-                             (SELECT min(l.line_no) FROM lines_other l WHERE l.run_id = o.run_id
-                               AND l.line_no BETWEEN o.line_no AND coalesce(o.last_line, o.line_no)
-                               AND l.raw ILIKE '%out of memory%'), o.line_no) AS line_no,
+oom AS (  -- point at the OOM line itself (a wrapper record may start at "EngineCore failed to start."):
+          -- the record's traceback holds one line of text per physical line (no line text scanned)
+  SELECT o.run_id, coalesce(o.line_no - 1 + list_position(list_transform(
+                              string_split(coalesce(o.traceback, o.record_message, ''), chr(10)),
+                              lambda x: x ILIKE '%graph failed%out of memory%'), true),
+                            o.line_no - 1 + list_position(list_transform(
+                              string_split(coalesce(o.traceback, o.record_message, ''), chr(10)),
+                              lambda x: x ILIKE '%out of memory%'), true), o.line_no) AS line_no,
          o.kind, o.message
   FROM oom0 o
 ),
@@ -27,10 +28,8 @@ cap_begin AS (
   SELECT run_id, line_no, CASE WHEN kind = 'cuda_graph_draft_begin' THEN ' (draft model)' ELSE '' END AS phase
   FROM events WHERE kind IN ('cuda_graph_begin', 'cuda_graph_bs', 'cuda_graph_draft_begin', 'cuda_graph_piecewise_begin')
   UNION ALL
-  SELECT run_id, line_no, '' FROM lines_other
-  WHERE kind IN ('lines', 'events', 'unparsed')
-    AND (raw LIKE '%Capturing CUDA graph%' OR raw LIKE '%Capturing cudagraphs%' OR raw LIKE '%Capturing batches (%'
-         OR raw LIKE '%Capturing the model for CUDA graphs%')
+  SELECT run_id, line_no, '' FROM events  -- capture progress bars (common.toml cuda_graph_capture_bar)
+  WHERE kind = 'cuda_graph_capture_progress'
 ),
 cap_end AS (
   SELECT run_id, line_no FROM events

@@ -11,16 +11,18 @@ WITH avail AS (
   FROM events WHERE kind = 'limits' GROUP BY run_id
 ),
 oom0 AS (
-  SELECT e.run_id, e.line_no, e.last_line, coalesce(e.message, '') || ' ' || coalesce(e.traceback, '') AS text
+  SELECT e.run_id, e.line_no, e.last_line, e.traceback, e.message,
+         coalesce(e.message, '') || ' ' || coalesce(e.traceback, '') AS text
   FROM errors e JOIN runs r USING (run_id)
   WHERE r.engine = 'sglang' AND r.ready_line IS NOT NULL AND e.line_no > r.ready_line
     AND (e.message ILIKE '%CUDA out of memory%' OR e.exc_type ILIKE '%OutOfMemory%' OR e.traceback ILIKE '%CUDA out of memory%')
 ),
-oom AS (  -- the OOM line itself (the record starts at "Scheduler hit an exception")
+oom AS (  -- the OOM line itself (the record starts at "Scheduler hit an exception"): the record's
+          -- traceback holds one line of text per physical line (no line text scanned)
   SELECT o.run_id,
-         min(coalesce((SELECT min(l.line_no) FROM lines_other l WHERE l.run_id = o.run_id
-                         AND l.line_no BETWEEN o.line_no AND coalesce(o.last_line, o.line_no)
-                         AND l.raw ILIKE '%CUDA out of memory%'), o.line_no)) AS line_no,
+         min(coalesce(o.line_no - 1 + list_position(list_transform(
+                        string_split(coalesce(o.traceback, o.message, ''), chr(10)),
+                        lambda x: x ILIKE '%CUDA out of memory%'), true), o.line_no)) AS line_no,
          count(*) AS n_oom,
          any_value(coalesce(nullif(regexp_extract(o.text, '(Tried to allocate [\d.]+ [KMG]i?B)', 1), ''), 'CUDA out of memory')) AS detail
   FROM oom0 o GROUP BY o.run_id
