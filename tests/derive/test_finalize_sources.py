@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 import logsleuth
-from logsleuth.derive import runs as derive_runs
 from logsleuth.ingest import pipeline
 from logsleuth.ingest.pipeline import IngestOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import snapshot  # noqa: E402
+from deferred import REAL_FINALIZE, store_without_deriving  # noqa: E402
 
 S = snapshot.SAMPLES
 # logs of several engines and endings (CI preambles, tracebacks, NPU, DP attention, spec
@@ -37,38 +37,14 @@ def _one_by_one(db: Path) -> dict:
 
 
 def _in_one_call(db: Path, monkeypatch) -> tuple[dict, int]:
-    """Store every file without deriving its runs (each file's items recorded), then derive
-    all of them with one finalize_sources call."""
-    items: list = []
-    real = derive_runs.finalize_sources
-
-    def record(con, batch):
-        items.extend(batch)
-        return [[] for _ in batch]
-
-    def record_one(con, *item):
-        items.append(item)
-        return []
-
-    next_id = pipeline._next_id
-
-    def next_free(con, table, col):  # runs are not stored yet: the next file's ids follow its logs' lines
-        n = next_id(con, table, col)
-        if table == "runs":
-            n = max(n, int(con.execute("""SELECT coalesce(max(run_id), 0) + 1 FROM lines WHERE source_id NOT IN
-                                          (SELECT source_id FROM sources WHERE kind = 'env_report')""").fetchall()[0][0]))
-        return n
-
-    monkeypatch.setattr(derive_runs, "finalize_sources", record)
-    monkeypatch.setattr(derive_runs, "finalize_source", record_one)
-    monkeypatch.setattr(pipeline, "_next_id", next_free)
+    """Store every file without deriving its runs, then derive all of them with one
+    finalize_sources call."""
     con = logsleuth.open_db(str(db))
     try:
-        for f in FILES:
-            pipeline.ingest_source(con, str(f), IngestOptions())
+        items = store_without_deriving(con, FILES, monkeypatch)
         assert len(items) == len(FILES)
         con.execute("BEGIN TRANSACTION")
-        run_ids = real(con, items)
+        run_ids = REAL_FINALIZE(con, items)
         con.execute("COMMIT")
         return snapshot.snapshot(con), sum(len(r) for r in run_ids)
     finally:

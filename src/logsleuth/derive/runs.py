@@ -318,6 +318,8 @@ def _derive_logs(con, items, lines, out) -> None:
                          "first_line": launch_start.get(rid) or first, "last_line": last, "label": it.opts.label}
             owner[rid], counts[rid] = it, n
     ids = list(rows)
+    if not ids:  # sources without a line (nothing of theirs to derive)
+        return
     for t in ("decode_stats", "prefill_stats"):
         run_set(con, "primary_rank", runs=ids, fmt={"table": t})
     grammars = _grammars(items[0].opts)
