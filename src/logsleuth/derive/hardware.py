@@ -132,9 +132,11 @@ def refresh_gpu_for_directory(con, report_path: str, explicit) -> None:
     """An environment report arrived: recompute the GPU context of runs whose logs it is
     nearest to (same folder, an ancestor's, or a sibling subfolder such as env/)."""
     report_folder = Path(report_path).resolve().parent
-    runs = [(run_id, source_id) for run_id, source_id, path in
-            con.execute("SELECT r.run_id, r.source_id, s.path FROM runs r JOIN sources s USING (source_id)").fetchall()
-            if report_distance(Path(path).resolve().parent, report_folder) is not None]
+    near = {sid for sid, path in con.execute(
+        "SELECT source_id, path FROM sources WHERE source_id IN (SELECT source_id FROM runs)").fetchall()
+        if report_distance(Path(path).resolve().parent, report_folder) is not None}  # once per source, not per run
+    runs = [(run_id, source_id) for run_id, source_id in
+            con.execute("SELECT run_id, source_id FROM runs ORDER BY run_id").fetchall() if source_id in near]
     if not runs:
         return
     ctx = gpu_contexts(con, runs, explicit)
