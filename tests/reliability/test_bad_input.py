@@ -423,8 +423,13 @@ def test_unknown_format(db, tmp_path):
     assert _q(path, "SELECT count(*) > 0 FROM templates WHERE source_id = ?", [src["source_id"]]) == [(True,)]
 
 
-def test_file_growing_while_ingested(db, tmp_path, monkeypatch):
-    """Only the bytes there at the start are read, and stderr says so."""
+@pytest.mark.parametrize("how", ["alone", "batched"])
+def test_file_growing_while_ingested(db, tmp_path, monkeypatch, how):
+    """Only the bytes there at the start are read, and stderr says so: by the chunk pipeline
+    of a file in a transaction of its own, and by the batch of small files (batch_frame)."""
+    from logsleuth.ingest import batch as batch_mod
+    from logsleuth.ingest import batch_frame
+
     ingest_mod = sys.modules["logsleuth.ingest.pipeline"]
 
     path, before = db
@@ -432,16 +437,31 @@ def test_file_growing_while_ingested(db, tmp_path, monkeypatch):
     other = SAMPLE.parent / "vllm_eagle3.log"  # not the content already in the database
     f.write_bytes(other.read_bytes())
     n_start = len(other.read_bytes().rstrip(b"\n").split(b"\n"))
-    real_iter = ingest_mod.iter_chunks
 
-    def appending(src, chunk_bytes=None):
-        for i, chunk in enumerate(real_iter(src, 16384)):
-            if i == 1:
-                with open(f, "ab") as fh:
-                    fh.write(b"INFO 02-04 15:00:00 appended while ingesting\n" * 500)
-            yield chunk
+    def grow():
+        with open(f, "ab") as fh:
+            fh.write(b"INFO 02-04 15:00:00 appended while ingesting\n" * 500)
 
-    monkeypatch.setattr(ingest_mod, "iter_chunks", appending)
+    if how == "alone":
+        monkeypatch.setattr(batch_mod, "SMALL_FILE_BYTES", 0)  # no batch: the chunk pipeline
+        real_iter = ingest_mod.iter_chunks
+
+        def appending(src, chunk_bytes=None):
+            for i, chunk in enumerate(real_iter(src, 16384)):
+                if i == 1:
+                    grow()
+                yield chunk
+
+        monkeypatch.setattr(ingest_mod, "iter_chunks", appending)
+    else:
+        real_open = batch_frame.open_source
+
+        def opened_then_grown(p):
+            src = real_open(p)
+            grow()
+            return src
+
+        monkeypatch.setattr(batch_frame, "open_source", opened_then_grown)
     code, _, err = run("ingest", str(f), db=path)
     assert code == 0, err
     assert "file grew while ingesting: only the bytes present at start were read" in err
