@@ -20,11 +20,12 @@ File boundaries hold because only *plain* files take this path, checked over the
 (``_not_plain``): a server log or unknown text, valid UTF-8 without NUL bytes, one chunk
 long, no multi-line prompt record (redaction state never crosses a line boundary), no
 launch of another engine (``segment.EngineSwitch``), at most one launch (its lines have one
-run id, so ids are known before runs are derived), no traceback or benchmark block and no
-exception line (fold only re-labels stray body lines, line by line), not starting with a
-body line, nothing a run derivation would split off before its launch. For such a file the
-fold's open tail (where an append resumes) is its last line and the streak of pre-launch
-chatter before it, computed here as ``fold._carry_prelaunch_streak`` does. Every other file
+run id, so ids are known before runs are derived), no traceback start or benchmark title
+and not starting with a body line (so no record: fold only re-labels stray body, exception
+and benchmark lines, line by line, and runs once over all the files), nothing a run
+derivation would split off before its launch. For such a file the fold's open tail (where an
+append resumes) starts at its last line that no body-like line follows, moved back over the
+streak of pre-launch chatter before it, as ``fold.fold`` cuts it. Every other file
 (several launches, a traceback, an env report or benchmark printout, a continuation of a
 file ingested before, a duplicate, ``--replace``) goes through ``pipeline.ingest_source``
 at its place in the order, inside the same transaction, after the plain files before it
