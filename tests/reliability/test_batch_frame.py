@@ -155,3 +155,30 @@ def test_batch_frame_equals_one_by_one_on_era_samples(tmp_path):
     _one_by_one(ref, paths)
     _ingest(db, paths)
     assert _tables(db) == _tables(ref)
+
+
+def test_a_file_failing_while_stored_keeps_the_plain_files_before_it(folder, tmp_path, monkeypatch):
+    """A per-file member of the batch fails after the plain files before it were stored: the
+    batch is rolled back, those files are stored again (batch path) and committed, the error
+    goes on, and the database equals ingesting them one by one."""
+    from logsleuth.errors import BadInputError
+
+    paths = _paths(folder)
+    bad = str(folder / "traceback_at_end.log")
+    before = paths[:paths.index(bad)]
+    assert any(os.path.basename(p) in _plain_files() for p in before)
+    ref = str(tmp_path / "ref.duckdb")
+    _one_by_one(ref, before)
+    real = pipeline.ingest_source
+
+    def failing(con, path, opts, batched=False):
+        if path == bad:
+            con.execute("DELETE FROM sources")  # a write the rollback must undo
+            raise BadInputError(f"{path}: corrupt or truncated data (injected)")
+        return real(con, path, opts, batched=batched)
+
+    monkeypatch.setattr(pipeline, "ingest_source", failing)
+    db = str(tmp_path / "batch.duckdb")
+    with pytest.raises(BadInputError, match="injected"):
+        _ingest(db, paths)
+    assert _tables(db) == _tables(ref)
