@@ -459,11 +459,13 @@ def _attach_evidence(con, findings: list[Finding]) -> None:
         by_source.setdefault(int(s), set()).add(int(n))
     text = {}
     for s, nums in by_source.items():
-        # literal line numbers (ints): DuckDB prunes row groups by them, where a join with
-        # the wanted keys would read every raw line of a multi-GB log
-        in_list = ", ".join(str(n) for n in sorted(nums))
-        rows = con.execute(f"SELECT line_no, raw FROM lines WHERE source_id = ? AND line_no IN ({in_list})",
-                           [s]).fetchall()
+        # one equality lookup per line (int literals): each is pushed into the scan, which then
+        # decompresses the text of only the vectors holding that line; an IN list of them
+        # became a join reading every raw line of the source (0.29 s vs 0.10 s for 60 lines
+        # of a 200 MB log, and the former grows with the log)
+        lookups = " UNION ALL ".join(f"SELECT line_no, raw FROM lines WHERE source_id = $s AND line_no = {int(n)}"
+                                     for n in sorted(nums))
+        rows = con.execute(lookups, {"s": int(s)}).fetchall()
         text.update({(s, n): raw for n, raw in rows})
     for f in findings:
         f.evidence = (text.get((f.source_id, f.line_no)) or "")[:1000] or None
