@@ -7,10 +7,14 @@ WITH err AS (
   SELECT e.run_id, e.line_no FROM errors e
   WHERE e.kind = 'illegal_memory_access' OR e.message ILIKE '%illegal memory access was encountered%'
 ),
-exact AS (
-  SELECT l.run_id, list(l.line_no ORDER BY l.line_no) AS hits FROM lines_other l
-  WHERE l.run_id IN (SELECT run_id FROM err) AND l.raw LIKE '%illegal memory access was encountered%'
-  GROUP BY l.run_id
+exact AS (  -- every line of the run's error records saying so: a record's traceback holds one line
+            -- of text per physical line (line_no..last_line), so no line text is scanned
+  SELECT run_id, list(DISTINCT line_no - 1 + i ORDER BY line_no - 1 + i) AS hits FROM (
+    SELECT run_id, line_no, unnest(t) AS txt, generate_subscripts(t, 1) AS i
+    FROM (SELECT run_id, line_no, string_split(coalesce(traceback, message, ''), chr(10)) AS t
+          FROM errors WHERE run_id IN (SELECT run_id FROM err)))
+  WHERE txt LIKE '%illegal memory access was encountered%'
+  GROUP BY run_id
 )
 SELECT e.run_id, coalesce(x.hits[1], min(e.line_no)) AS line_no, count(*) AS n_errors,
        CASE WHEN any_value(r.ready_line) IS NOT NULL AND min(e.line_no) > any_value(r.ready_line)

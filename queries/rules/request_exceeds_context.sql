@@ -7,10 +7,10 @@
 -- source: docs/knowledge-base.md R14 — sglang source (validate_input_length: `Input length (X tokens) exceeds the maximum allowed length (Y tokens)`, `The input (X tokens) is longer than the model's context length (Y tokens)`); vllm issue #10517 (`This model's maximum context length is X tokens. However, you requested Y tokens`, `The decoder prompt (length X) is longer than the maximum model length of Y`) and the HTTP 400 access lines.
 WITH rej AS (
   SELECT e.run_id, e.message,
-    coalesce((SELECT min(l.line_no) FROM lines_other l WHERE l.run_id = e.run_id
-                AND l.line_no BETWEEN e.line_no AND coalesce(e.last_line, e.line_no)
-                AND (l.raw LIKE '%maximum context length is%' OR l.raw LIKE '%exceeds the maximum allowed length%'
-                     OR l.raw LIKE '%longer than the m%')), e.line_no) AS line_no,
+    -- the rejection line inside the record: its traceback holds one line of text per physical line
+    coalesce(e.line_no - 1 + list_position(list_transform(string_split(coalesce(e.traceback, e.message, ''), chr(10)),
+               lambda x: x LIKE '%maximum context length is%' OR x LIKE '%exceeds the maximum allowed length%'
+                         OR x LIKE '%longer than the m%'), true), e.line_no) AS line_no,
     coalesce(nullif(regexp_extract(e.message, 'you requested (\d+) tokens', 1), ''),
              nullif(regexp_extract(e.message, 'Input length \((\d+) tokens\)', 1), ''),
              nullif(regexp_extract(e.message, 'The input \((\d+) tokens\)', 1), ''),

@@ -9,9 +9,11 @@ WITH err AS (
   WHERE e.message LIKE '%Free memory on device%on startup is less than desired GPU memory utilization%'
   QUALIFY row_number() OVER (PARTITION BY e.run_id ORDER BY e.line_no) = 1
 ),
-exact AS (
-  SELECT l.run_id, min(l.line_no) AS line_no FROM lines_other l JOIN err USING (run_id)
-  WHERE l.raw LIKE '%Free memory on device%is less than desired GPU memory utilization%' GROUP BY l.run_id
+exact AS (  -- the first line of the run's error records saying so (a record's traceback holds one
+            -- line of text per physical line; no line text is scanned)
+  SELECT e.run_id, min(e.line_no - 1 + list_position(list_transform(string_split(coalesce(e.traceback, e.message, ''), chr(10)),
+           lambda x: x LIKE '%Free memory on device%is less than desired GPU memory utilization%'), true)) AS line_no
+  FROM errors e WHERE e.run_id IN (SELECT run_id FROM err) GROUP BY e.run_id
 ),
 v AS (
   SELECT e.run_id, coalesce(x.line_no, e.line_no) AS line_no, e.line_no AS err_line,

@@ -11,9 +11,11 @@ WITH err AS (
      OR e.message LIKE '%max seq len (%) is larger than the maximum number of tokens that can be stored in KV cache%'
   QUALIFY row_number() OVER (PARTITION BY e.run_id ORDER BY e.line_no) = 1
 ),
-exact AS (  -- the ValueError line itself (the error row may start at "EngineCore failed to start.")
-  SELECT l.run_id, min(l.line_no) AS line_no FROM lines_other l JOIN err USING (run_id)
-  WHERE l.raw LIKE '%ValueError: %max seq len%' GROUP BY l.run_id
+exact AS (  -- the ValueError line itself (the error row may start at "EngineCore failed to start."), found
+            -- in the run's error records: a record's traceback holds one line of text per physical line
+  SELECT e.run_id, min(e.line_no - 1 + list_position(list_transform(string_split(coalesce(e.traceback, e.message, ''), chr(10)),
+           lambda x: x LIKE '%ValueError: %max seq len%'), true)) AS line_no
+  FROM errors e WHERE e.run_id IN (SELECT run_id FROM err) GROUP BY e.run_id
 )
 SELECT e.run_id, coalesce(x.line_no, e.line_no) AS line_no,
        regexp_extract(e.message, 'max seq len \((\d+)\)', 1) AS max_len,
