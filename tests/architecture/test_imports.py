@@ -6,7 +6,7 @@ modules together; only ``if TYPE_CHECKING:`` imports are left out). Packages are
 level: every module of a package needs its ``__init__``, which may re-export from below,
 so a package-level graph would report cycles that Python never meets.
 Layering: ``logsleuth.cli`` may import the library; nothing in the library imports
-``logsleuth.cli`` (``logsleuth/__main__.py`` is the entry point and does). ``import
+``logsleuth.cli`` (``logsleuth/__main__.py`` runs the entry point, ``cli/launch.py``, and does). ``import
 logsleuth`` pulling in no typer/rich/click is checked in tests/api/test_api.py.
 """
 from __future__ import annotations
@@ -36,7 +36,8 @@ def test_graph_holds_lazy_and_relative_imports():
     graph = import_graph()
     assert "logsleuth.api" in graph["logsleuth.cli.app"]  # `from .. import api` inside commands
     assert "logsleuth.cli.params" in graph["logsleuth.cli.app"]  # `from .params import ...` at the top
-    assert "logsleuth.cli.app" in graph["logsleuth.__main__"]
+    assert "logsleuth.cli.launch" in graph["logsleuth.__main__"]
+    assert "logsleuth.cli.app" in graph["logsleuth.cli.launch"]  # `from .app import main` inside main()
     assert len(modules()) > 50
 
 
