@@ -7,6 +7,7 @@
 -- params: min_ratio=0.75, min_peak_ratio=0.95
 -- requires: bench_results.max_concurrency
 -- source: docs/knowledge-base.md R41 (sgl-project/sglang#34290, #33483). Evidence: SGLang "Concurrency:" (achieved average in-flight requests) below min_ratio x "Max request concurrency:"; "Peak concurrent requests" below min_peak_ratio x the maximum; or fewer prompts than the concurrency. Ramp-up and drain keep a healthy run near 90 % (story: 115.13 of 128).
+-- Reads line text (issue 11: rules read events and the rollup, not lines): the benchmark's own Namespace(... num_prompts=N ...) line (kept as a line, unclaimed in some tools' output): a LIKE on lines_other, a few percent of a log.
 WITH b AS (
   SELECT run_id, source_id, line_no, max_concurrency, concurrency, peak_concurrency, request_rate, successful_requests,
          failed_requests

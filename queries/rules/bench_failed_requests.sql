@@ -4,6 +4,7 @@
 -- fix: Fix the server-side cause before reading the numbers: look for the matching server errors (context-length rejections, 5xx, aborted or timed-out requests, OOM) in the server log of the same time window, then rerun the benchmark.
 -- requires: bench_results.successful_requests
 -- source: docs/knowledge-base.md R40 (block format: vllm-project/vllm#40734, sgl-project/sglang#1738). Evidence: "Failed requests: N" > 0, or "Successful requests" below the num_prompts of the benchmark's own Namespace(...) line.
+-- Reads line text (issue 11: rules read events and the rollup, not lines): the benchmark's own Namespace(... num_prompts=N ...) line and its 'Failed requests:' row (benchmark output kept as lines, also unclaimed in some tools' output): a LIKE on lines_other, a few percent of a log.
 WITH b AS (
   SELECT run_id, source_id, line_no, last_line, successful_requests, failed_requests FROM bench_results
   WHERE run_id IS NOT NULL AND coalesce(successful_requests, failed_requests) IS NOT NULL

@@ -6,6 +6,7 @@
 -- fix.vllm: On network storage: --safetensors-load-strategy eager, fastsafetensors or runai_streamer.
 -- params: min_load_s=180, warn_load_s=600, min_killed_s=60
 -- source: docs/knowledge-base.md R32 (field report: a 547 GB Kimi-K2.5 took 5-10 min and was mistaken for a hang; sgl-project/sglang#18124 (24 m 46 s -> 6 m 11 s with a 64-thread loader), #7469, #7277; vllm-project/vllm#32347 (577 s), #24469; vLLM troubleshooting "Hangs loading a model from disk"). min_load_s: Qwen3-32B on a network mount took 4 m 18 s vs 32 s local, so >3 min is slow storage; warn_load_s = 600 s, the Knative/KServe default progress deadline (orchestrators kill slower starts). Download and load are different phases: seconds spent downloading from the Hub (vLLM `Time spent downloading weights`) are subtracted before judging storage. Seconds: SGLang lowest rank "Load weight begin" -> "Load weight end", vLLM "Model loading took X GiB and Y seconds"; size = per-rank weight memory x TP x PP.
+-- Reads line text (issue 11: rules read events and the rollup, not lines): the elapsed time of the shard progress bar, read from the raw text of the weight_shards event lines only (joined on their line numbers).
 WITH w AS (
   SELECT run_id, kind, line_no, ts, value, attrs, coalesce(tp_rank, -1) AS rk FROM events
   WHERE kind IN ('weights_begin', 'weights_loaded') AND run_id IS NOT NULL

@@ -5,6 +5,7 @@
 -- fix.vllm: VLLM_RINGBUFFER_WARNING_INTERVAL only changes how often vLLM prints the shm-broadcast notice during such a compile.
 -- params: early_seq=5, min_startup_shm_waits=5
 -- source: docs/knowledge-base.md R30 (vllm-project/vllm#6042, #8978, #46611; NVIDIA/nccl#199; vllm-project/vllm-ascend#9287). torch ProcessGroupNCCL "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=N, OpType=..., Timeout(ms)=...)"; SeqNum <= early_seq = first collectives. vLLM "No available shared memory broadcast block found in 60 seconds": one notice during torch.compile/loading is benign; notices followed by a start-up milestone (compile, graph capture, KV sizing) were slow start-up work; the rule fires on notices after the server was ready with no start-up milestone after them (workers stopped answering while serving), or on min_startup_shm_waits (>= 5 min) notices that end the start-up with no progress after them.
+-- Reads line text (issue 11: rules read events and the rollup, not lines): the rank tag and WorkNCCL fields of the error's own line (the [Rank N] tag sits in the line's prefix, not in errors.message), joined on its line number.
 WITH wd AS (
   SELECT e.run_id, e.line_no,
          try_cast(regexp_extract(l.raw, 'SeqNum=(\d+)', 1) AS BIGINT) AS seq,

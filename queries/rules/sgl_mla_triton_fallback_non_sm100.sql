@@ -8,6 +8,7 @@
 -- Fires when an MLA-architecture model (DeepSeek-V2/V3/R1 family, Kimi-K2/K2.5) runs on a
 -- non-SM100 NVIDIA GPU with the triton backend chosen by default (logged or in the dump)
 -- and no explicit --attention-backend; stays silent when the backend was set by the user.
+-- Reads line text (issue 11: rules read events and the rollup, not lines): the command line a job script echoed (pattern shell_trace, selected by pattern first): whether --attention-backend was given.
 WITH mla AS (
   SELECT r.* FROM runs r
   WHERE r.engine = 'sglang'

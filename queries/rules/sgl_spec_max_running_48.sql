@@ -5,6 +5,7 @@
 -- params: min_pinned_lines=3
 -- source: docs/knowledge-base.md R17 — sglang PR #34290, issue #33199; field report (Kimi-K2.5 EAGLE-3 campaign lost most of its concurrent throughput to the 48 cap). Evidence: `Max running requests is reset to 48 for speculative decoding`, or max_running_requests=48 with a speculative algorithm and no explicit --max-running-requests. Critical when #running-req sits at the cap with #queue-req > 0 (>=3 decode lines), i.e. the offered concurrency exceeded it.
 -- engine: sglang
+-- Reads line text (issue 11: rules read events and the rollup, not lines): the command line a job script echoed (pattern shell_trace, selected by pattern first): whether --max-running-requests was given.
 WITH reset AS (
   SELECT run_id, min(line_no) AS line_no, CAST(max(value) AS INTEGER) AS cap, 'reset line' AS how
   FROM events WHERE kind = 'spec_max_running_reset' GROUP BY run_id

@@ -27,9 +27,9 @@ covered AS (  -- causes that have their own rule
 ),
 exact AS (  -- the exception line itself, and the last line of a multi-line message (Triton's ValueError(...))
   SELECT r.run_id,
-    (SELECT min(l.line_no) FROM lines_other l WHERE l.run_id = r.run_id
-       AND l.line_no BETWEEN r.line_no AND coalesce(r.last_line, r.line_no)
-       AND l.raw LIKE '%' || r.exc || ':%') AS line_no,
+    -- found in the record's own text: its traceback holds one line per physical line (no line text scanned)
+    r.line_no - 1 + list_position(list_transform(string_split(coalesce(r.traceback, r.message, ''), chr(10)),
+                                                 lambda x: x LIKE '%' || r.exc || ':%'), true) AS line_no,
     nullif(trim(regexp_extract(coalesce(r.traceback, ''), '\n\s*(\w+(?:Error|Exception)\(.*\))\s*$', 1)), '') AS tail
   FROM root r
 ),

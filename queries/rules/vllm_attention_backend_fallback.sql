@@ -4,6 +4,7 @@
 -- fix: Install FlashInfer (vLLM's fallback paths are chosen when it or FlashAttention cannot be used), pick a supported backend/dtype (VLLM_ATTENTION_BACKEND / --attention-backend), or upgrade vLLM for this GPU generation (SM120 support arrived late).
 -- source: docs/knowledge-base.md R22 — vllm issue #40153 (gpt-oss on SM120: `Using TRITON_ATTN attention backend out of potential backends: ['TRITON_ATTN']` + Marlin MoE), PR #14071, PR #20699; parsers/vllm.toml §3 (`Cannot use FlashAttention-2 backend for Volta and Turing GPUs`, `Cannot use FA version 2 is not supported due to ...`, FlexAttention / XFormers fallbacks) and the sampler notice `FlashInfer is not available. Falling back to the PyTorch-native implementation of top-p & top-k sampling` (info on its own). Silent on ROCm (Triton attention is its normal path), for TRITON_MLA (the only dense-MLA kernel on SM120: nothing better to select), for the FA3->FA2 version notice on Blackwell, and for FP8-KV fallbacks (fp8_kv_backend_fallback).
 -- engine: vllm
+-- Reads line text (issue 11: rules read events and the rollup, not lines): the logger's source file (rocm.py) in the line prefix, which no column keeps: a ROCm run without a platform event.
 WITH vr AS (
   SELECT r.run_id FROM runs r
   WHERE r.engine = 'vllm' AND coalesce(r.gpu_vendor, 'nvidia') = 'nvidia'
