@@ -18,6 +18,7 @@ import datetime as dt
 import hashlib
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -54,6 +55,10 @@ _DIGEST = {
 
 
 def _plain(v):
+    if isinstance(v, str):  # where the checkout lives is not a derived fact (gpu_source names report paths)
+        for path, name in ((ROOT, "<repo>/"), (ROOT.parent, "<repo>/../")):  # (a path's start only)
+            v = re.sub(r"(?<![\w/.~-])" + re.escape(f"{path}/"), name, v)
+        return v
     if isinstance(v, float):
         return v if math.isfinite(v) else str(v)
     if isinstance(v, (dt.datetime, dt.date, dt.time, dt.timedelta)):

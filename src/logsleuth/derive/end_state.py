@@ -75,6 +75,32 @@ def derive_end_states(con, rows: dict[int, dict], shutdowns: dict[int, int | Non
         return
     ids = list(rows)
     shut = {rid: shutdowns.get(rid) for rid in ids}
+    causes = _causes(con, rows, ids, shut)
+    killed = _kill_lines(con, rows, kill_markers)
+    first_fatal = dict(run_set(con, "first_fatal", runs=list(causes))) if causes else {}
+    # which traffic each run's state depends on (at most one question per run)
+    bounds, at = {}, {}
+    for rid in ids:
+        r, cause = rows[rid], causes.get(rid)
+        if cause:
+            at[rid] = min(cause[0], first_fatal.get(rid) or cause[0])
+            if r["ready_line"] is None:
+                bounds[rid] = (None, at[rid])
+        elif killed[rid]:
+            pass
+        elif r["ready_line"]:
+            bounds[rid] = (r["ready_line"], None)
+        elif r["engine"] not in ("bench",):
+            bounds[rid] = (None, None)
+    seen = traffic(con, bounds)
+    for rid in ids:
+        _decide(rows[rid], causes.get(rid), killed[rid], at.get(rid), seen.get(rid, 0), shut[rid])
+
+
+def _causes(con, rows: dict[int, dict], ids: list[int], shut: dict) -> dict:
+    """Run id -> (line_no, kind, exc_type, message, secondary, n_fatal) of its root cause, for
+    the runs that have one; fatal flags set right on the way (shutdown noise cleared, the
+    terminal traceback of an unready run marked)."""
     stopped = [rid for rid in ids if shut[rid] is not None]
     if stopped:  # errors raised while a planned shutdown tears the engine down did not kill it
         run_set(con, "", runs=stopped, frames={"derive_shutdown": _frame(
@@ -95,45 +121,30 @@ def derive_end_states(con, rows: dict[int, dict], shutdowns: dict[int, int | Non
                      "AND errors.run_id = m.run_id AND errors.line_no = m.line_no")
             for rid, (line_no, kind, exc_type, message) in last.items():
                 causes[rid] = (line_no, kind, exc_type, message, False, 1)
-    killed = _kill_lines(con, rows, kill_markers)
-    first_fatal = dict(run_set(con, "first_fatal", runs=list(causes))) if causes else {}
-    # which traffic each run's state depends on (at most one question per run)
-    bounds, at = {}, {}
-    for rid in ids:
-        r, cause = rows[rid], causes.get(rid)
-        if cause:
-            at[rid] = min(cause[0], first_fatal.get(rid) or cause[0])
-            if r["ready_line"] is None:
-                bounds[rid] = (None, at[rid])
-        elif killed[rid]:
-            pass
-        elif r["ready_line"]:
-            bounds[rid] = (r["ready_line"], None)
-        elif r["engine"] not in ("bench",):
-            bounds[rid] = (None, None)
-    seen = traffic(con, bounds)
-    for rid in ids:
-        r, cause, shutdown = rows[rid], causes.get(rid), shut[rid]
-        ready_line = r["ready_line"]
-        if cause:
-            was_serving = (ready_line is not None and at[rid] > ready_line) or \
-                (ready_line is None and seen.get(rid, 0) > 0)
-            state = "crashed" if was_serving else "startup_failed"
-            r["end_line"], r["end_reason"] = cause[0], describe(cause[1], cause[2], cause[3], bool(cause[4]))
-        elif killed[rid]:
-            state, r["end_line"], r["end_reason"] = "killed", killed[rid], "process killed (no error line)"
-        elif ready_line:
-            state = "served" if seen.get(rid) else "ready_idle"
-            r["end_line"] = shutdown or r["last_line"]
-            r["end_reason"] = "planned shutdown" if shutdown else "log ends while serving"
-        elif r["engine"] in ("bench",):
-            state, r["end_line"], r["end_reason"] = None, r["last_line"], None
-        elif seen.get(rid):
-            state = "served"
-            r["end_line"] = shutdown or r["last_line"]
-            r["end_reason"] = ("planned shutdown" if shutdown else "log ends while serving") + \
-                " (traffic seen, no ready line in the log)"
-        else:
-            state, r["end_line"] = "truncated", r["last_line"]
-            r["end_reason"] = "log ends before the server was ready (no error line)"
-        r["end_state"] = state
+    return causes
+
+
+def _decide(r: dict, cause, killed_line, at, seen: int, shutdown) -> None:
+    """Fill end_state, end_line and end_reason of one runs row from what was found."""
+    ready_line = r["ready_line"]
+    if cause:
+        was_serving = (ready_line is not None and at > ready_line) or (ready_line is None and seen > 0)
+        state = "crashed" if was_serving else "startup_failed"
+        r["end_line"], r["end_reason"] = cause[0], describe(cause[1], cause[2], cause[3], bool(cause[4]))
+    elif killed_line:
+        state, r["end_line"], r["end_reason"] = "killed", killed_line, "process killed (no error line)"
+    elif ready_line:
+        state = "served" if seen else "ready_idle"
+        r["end_line"] = shutdown or r["last_line"]
+        r["end_reason"] = "planned shutdown" if shutdown else "log ends while serving"
+    elif r["engine"] in ("bench",):
+        state, r["end_line"], r["end_reason"] = None, r["last_line"], None
+    elif seen:
+        state = "served"
+        r["end_line"] = shutdown or r["last_line"]
+        r["end_reason"] = ("planned shutdown" if shutdown else "log ends while serving") + \
+            " (traffic seen, no ready line in the log)"
+    else:
+        state, r["end_line"] = "truncated", r["last_line"]
+        r["end_reason"] = "log ends before the server was ready (no error line)"
+    r["end_state"] = state
