@@ -338,6 +338,9 @@ class Watch:
         rotated = {s.path: s.rotated_to for s in dirty if s.rotated_to}
         for s in dirty:
             s.new_generation, s.rotated_to = False, None
+        # the lines this sync stores at least (it reads each file to its end): a finding it
+        # gives is about the log up to there
+        covered = {s.path: s.tracker.last_line_no for s in dirty}
         try:
             found = self.store.sync([s.path for s in dirty if os.path.exists(s.path)], rotated)
         except Exception as exc:  # keep watching; say why nothing was stored this time (retried next time)
@@ -355,7 +358,7 @@ class Watch:
                     if r.get("gpu_name") and r.get("model"):
                         self.history.gpu.setdefault(model_key(r["model"]), r["gpu_name"])
         for f in found:
-            self._store_q.put(("finding", f))
+            self._store_q.put(("finding", f, covered.get(f.get("path"))))
 
     def _drain_findings(self) -> None:
         items, self._deferred = list(self._deferred), []
@@ -368,7 +371,7 @@ class Watch:
             if isinstance(item, dict):
                 self._emit_all([item])
                 continue
-            f = item[1]
+            f, covered = item[1], item[2]
             src = next((s for s in self.sources if s.path == f.get("path")), None)
             run_state = None
             if src is not None and f.get("line_no") is not None:
@@ -379,11 +382,14 @@ class Watch:
             key = (f["rule_id"], f.get("path"), src.follower.generation if src else 0, run)
             if key in self._findings_seen:
                 continue
-            if f["rule_id"] in self._end_rules and run_state is not None and not run_state.ended \
-                    and not (src.tracker.stalled and run_state is src.tracker.current):
+            if f["rule_id"] in self._end_rules and run_state is not None and (
+                    not run_state.ended and not (src.tracker.stalled and run_state is src.tracker.current)
+                    or covered is not None and covered < src.tracker.last_line_no):
                 # judged on "the log ends here": premature while the run still writes; held
-                # (newest version only) until the run ends or stalls
-                self._deferred = [d for d in self._deferred if d[2] != key] + [(item[0], f, key)]
+                # (newest version only) until the run ends or stalls, and until a store has
+                # seen every line read so far (a version from an earlier store judged an
+                # earlier end: the stall was seen later, at lines it never saw)
+                self._deferred = [d for d in self._deferred if d[3] != key] + [(item[0], f, covered, key)]
                 continue
             self._findings_seen.add(key)
             ev = (f.get("evidence_lines") or [{}])[0]
