@@ -58,10 +58,15 @@ def test_every_run_has_one_rollup_row_that_agrees_with_the_base_tables(db_path):
         con.close()
 
 
-def test_replace_leaves_no_rollup_row_of_the_old_runs(db_path, tmp_path):
-    path = tmp_path / "db.duckdb"
+def _copy(db_path, tmp_path, name: str):
+    """A copy of the session's database that a test may change."""
+    path = tmp_path / name
     path.write_bytes(db_path.read_bytes())
-    con = logsleuth.open_db(str(path))
+    return path
+
+
+def test_replace_leaves_no_rollup_row_of_the_old_runs(db_path, tmp_path):
+    con = logsleuth.open_db(str(_copy(db_path, tmp_path, "db.duckdb")))
     try:
         logsleuth.ingest_files(con, [str(SAMPLES / FILES[0])],
                                logsleuth.IngestOptions(replace=True))
@@ -71,8 +76,7 @@ def test_replace_leaves_no_rollup_row_of_the_old_runs(db_path, tmp_path):
 
 
 def test_a_database_without_rollup_gets_it_on_open(db_path, tmp_path):
-    path = tmp_path / "old.duckdb"
-    path.write_bytes(db_path.read_bytes())
+    path = _copy(db_path, tmp_path, "old.duckdb")
     con = duckdb.connect(str(path))
     try:
         want = _rows(con, "SELECT * FROM run_rollup ORDER BY run_id")

@@ -91,14 +91,14 @@ _MAGIC = "logsleuth-help-1"
 
 
 def _save(path: str, text: str) -> None:
+    from ..errors import LogsleuthError
+    from ..safe_write import write_atomic  # whole or absent: a concurrent reader never sees half a help
+
     data = text.encode("utf-8", "surrogateescape")
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(f"{_MAGIC} {hashlib.sha256(data).hexdigest()}\n".encode() + data)
-        os.replace(tmp, path)  # whole or absent: a concurrent reader never sees half a help
-    except OSError:
+        write_atomic(path, f"{_MAGIC} {hashlib.sha256(data).hexdigest()}\n".encode() + data)
+    except (OSError, LogsleuthError):  # (a full disk included): the help was printed, only not kept
         pass
 
 

@@ -93,18 +93,22 @@ def ingest_source(con, path: str, opts: IngestOptions, batched: bool = False) ->
 
 
 @contextmanager
-def ingest_memory(con):
-    """DuckDB's memory cap while ingesting (INGEST_MEMORY), restored afterwards."""
-    limit = ingest_memory_limit()
-    before = fetch_one(con.execute("SELECT current_setting('memory_limit')"))[0]
+def duckdb_setting(con, name: str, value: str):
+    """DuckDB setting ``name`` at ``value`` for the block, restored afterwards."""
+    before = fetch_one(con.execute(f"SELECT current_setting('{name}')"))[0]
     try:
-        con.execute(f"SET memory_limit = '{limit}'")
+        con.execute(f"SET {name} = '{value}'")
         yield
     finally:
         try:
-            con.execute(f"SET memory_limit = '{before}'")
+            con.execute(f"SET {name} = '{before}'")
         except Exception:  # the connection may be gone after an interrupt: nothing to restore
             pass
+
+
+def ingest_memory(con):
+    """DuckDB's memory cap while ingesting (INGEST_MEMORY), restored afterwards."""
+    return duckdb_setting(con, "memory_limit", ingest_memory_limit())
 
 
 def ingest_memory_limit() -> str:
@@ -336,13 +340,19 @@ class _ChunkLoop:
 
     def run(self) -> int:
         ctx = self.ctx
-        threads = fetch_one(ctx.con.execute("SELECT current_setting('threads')"))[0]
         # DuckDB inserts on one thread while the chunks are stored: a parallel insert writes
         # each thread's partial row group ahead and rewrites them at COMMIT, leaving the
         # first copies as free blocks the file never gives back (a generated 200 MB vLLM
         # log: 129 of 365 blocks free, 95 MB; on one thread none, 61 MB; same wall time, as
         # the writer thread overlaps parsing anyway). Run derivation gets every thread back.
-        ctx.con.execute("SET threads = 1")
+        with duckdb_setting(ctx.con, "threads", "1"):
+            self._read_parse_store()
+        if ctx.resume is None:  # nothing new was read (an append of nothing but the old tail)
+            _remember_tail(ctx, None)
+            ctx.resume[5]["redact_inside"] = self.redact_state.inside
+        return self.n_lines
+
+    def _read_parse_store(self) -> None:
         try:
             self.read_ahead()
             while self.window:
@@ -359,14 +369,6 @@ class _ChunkLoop:
         finally:
             self.parser.close()
             self.writer.shutdown(wait=True)
-            try:
-                ctx.con.execute(f"SET threads = {int(threads)}")
-            except Exception:  # the connection may be gone after an interrupt: nothing to restore
-                pass
-        if ctx.resume is None:  # nothing new was read (an append of nothing but the old tail)
-            _remember_tail(ctx, None)
-            ctx.resume[5]["redact_inside"] = self.redact_state.inside
-        return self.n_lines
 
     def read_ahead(self) -> None:
         opts = self.ctx.opts
