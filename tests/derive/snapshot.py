@@ -54,11 +54,16 @@ _DIGEST = {
 }
 
 
+_ABS_PATH = re.compile(r"(?<![\w/.~<>:-])(/(?:[\w.@+-]+/)+)([\w.@+-]*)")
+
+
 def _plain(v):
     if isinstance(v, str):  # where the checkout lives is not a derived fact (gpu_source names report paths)
         for path, name in ((ROOT, "<repo>/"), (ROOT.parent, "<repo>/../")):  # (a path's start only)
             v = re.sub(r"(?<![\w/.~-])" + re.escape(f"{path}/"), name, v)
-        return v
+        # absolute paths the logs print (model folders of the machines that wrote them) stay
+        # comparable without a machine path in the repo: folder as a digest, name kept
+        return _ABS_PATH.sub(lambda m: f"<abs:{hashlib.sha256(m[1].encode()).hexdigest()[:12]}>/{m[2]}", v)
     if isinstance(v, float):
         return v if math.isfinite(v) else str(v)
     if isinstance(v, (dt.datetime, dt.date, dt.time, dt.timedelta)):
