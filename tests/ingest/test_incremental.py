@@ -120,7 +120,11 @@ def test_five_growing_pieces_equal_one_shot(sglang_log, tmp_path, chunk):
 def test_vllm_and_sample_grow_like_one_shot(tmp_path):
     """A vLLM log (no year in its timestamps, process tags, a restart) and a real-format
     sample, each in five pieces cut at byte offsets that fall inside lines."""
-    logs = [generate(tmp_path / "gen_vllm.log", "vllm", 200_000, seed=5), SAMPLES / "sglang_tuned_v1.log"]
+    # the sample is copied first: time-only stamps take their date from the file's mtime, and
+    # the checkout's copy may be from another day than the grown file written now
+    sample = tmp_path / "sglang_tuned_v1.log"
+    sample.write_bytes((SAMPLES / "sglang_tuned_v1.log").read_bytes())
+    logs = [generate(tmp_path / "gen_vllm.log", "vllm", 200_000, seed=5), sample]
     for log in logs:
         data = log.read_bytes()
         cuts = [len(data) * k // 5 + 3 for k in range(1, 5)]
