@@ -57,9 +57,19 @@ _DIGEST = {
 _ABS_PATH = re.compile(r"(?<![\w/.~<>:-])(/(?:[\w.@+-]+/)+)([\w.@+-]*)")
 
 
+# where the checkout (or the copy of its samples that ``take`` ingests) lives is not a derived
+# fact: gpu_source names report paths; each root here is written as "<repo>/" (its parent as
+# "<repo>/../")
+_ROOTS: list[Path] = [ROOT]
+# the samples are ingested as copies with this modification time: a log whose stamps carry no
+# date is dated by its file's mtime, and a checkout's mtimes are the day it was cloned
+SAMPLE_MTIME = dt.datetime(2026, 6, 1, 12, 0, 0).timestamp()
+
+
 def _plain(v):
-    if isinstance(v, str):  # where the checkout lives is not a derived fact (gpu_source names report paths)
-        for path, name in ((ROOT, "<repo>/"), (ROOT.parent, "<repo>/../")):  # (a path's start only)
+    if isinstance(v, str):
+        pairs = [(r, "<repo>/") for r in _ROOTS] + [(ROOT.parent, "<repo>/../")]
+        for path, name in pairs:  # (a path's start only)
             v = re.sub(r"(?<![\w/.~-])" + re.escape(f"{path}/"), name, v)
         # absolute paths the logs print (model folders of the machines that wrote them) stay
         # comparable without a machine path in the repo: folder as a digest, name kept
@@ -116,11 +126,31 @@ def build(files, db: str, year: int | None = None) -> None:
         con.close()
 
 
+def _dated_copies(files: list[Path], checkout: Path) -> list[Path]:
+    """Copies of ``files`` at their place under ``checkout`` (a stand-in for ROOT), every one
+    with the modification time SAMPLE_MTIME, so the snapshot is the same whatever day it runs."""
+    import os
+    import shutil
+
+    out = []
+    for f in files:
+        dest = checkout / f.relative_to(ROOT)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, dest)
+        os.utime(dest, (SAMPLE_MTIME, SAMPLE_MTIME))
+        out.append(dest)
+    if checkout not in _ROOTS:
+        _ROOTS.insert(0, checkout)
+    return out
+
+
 def take(which: str, folder: Path) -> dict:
     """Ingest the samples or the corpus into a fresh database under ``folder`` and snapshot it."""
     import logsleuth
 
     files = sample_logs() if which == "samples" else corpus_logs()
+    if which == "samples":
+        files = _dated_copies(files, folder / "checkout")
     db = str(folder / f"{which}.duckdb")
     build(files, db, year=2026 if which == "corpus" else None)
     con = logsleuth.open_db(db, read_only=True)
