@@ -9,6 +9,8 @@ Contract: ``LogsleuthGroup`` is the click group class of the app (``typer.Typer(
   typer's Python annotations (``<list[str]>``, ``<bool>``): the group patches the
   ``display_type_rich`` of every parameter of every command below it the first time it
   is looked up. Flags show no type.
+* Values of plain types (words, numbers, ``--format`` choices, lists of them) are coerced
+  without pydantic (``cli/coerce.py``), installed on the same parameters at the same time.
 """
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ import typing
 from pathlib import Path
 
 from typer.core import TyperGroup
+
+from .coerce import install as install_plain_coercion
 
 #: global options and whether they take a value
 GLOBAL_OPTIONS = {"--db": True, "--dataset": True, "--debug": False}
@@ -47,6 +51,7 @@ def _patch(params) -> None:
     for param in params:
         if "display_type_rich" not in vars(param) and hasattr(param, "type_descriptor"):
             param.display_type_rich = types.MethodType(_display_type, param)
+        install_plain_coercion(param)
 
 
 def plain_types(command) -> None:
