@@ -4,6 +4,7 @@
 -- fix: A/B --num-continuous-decode-steps 4..8 (the story's tuned launch used 4); it amortises per-step scheduling over several decode steps at a small cost in time-to-first-token for newly arriving requests. One upstream PR notes it was not fully wired in some versions: measure.
 -- params: max_running=2, min_share=0.5, min_lines=20
 -- source: docs/knowledge-base.md R38 (field report; SemiAnalysisAI/InferenceX#1243: 4 -> 8 steps gave +6.3 % throughput / -5.9 % TPOT on DeepSeek-R1 FP8 MI355X at conc 64, +4.4 % at conc 4; sgl-project/sglang#23131). Single-stream = at least min_share of the busy primary-rank decode lines with #running-req <= max_running.
+-- engine: sglang
 WITH d AS (
   SELECT run_id, line_no, running_reqs, gen_tok_s FROM decode_primary
   WHERE primary_rank AND running_reqs > 0 AND run_id IS NOT NULL

@@ -6,7 +6,7 @@
 -- fix.vllm: Compare against vLLM's Mean acceptance length.
 -- params: max_rel_diff=0.15
 -- source: vLLM spec-decode counters (vllm/v1/spec_decode/metrics.py docstring; README.md (Telemetry) 1.1): mean acceptance length = 1 + rate(vllm:spec_decode_num_accepted_tokens_total) / rate(vllm:spec_decode_num_drafts_total), here over the scrape's first and last snapshot (or since start for one snapshot); SGLang gauge sglang:spec_accept_length (mean over snapshots with a value). The log's figure: spec_stats.accept_len over the same time span (docs/knowledge-base.md lines on accept len: (accepted + bonus) / forward steps). A relative gap over 15 % (logsleuth's threshold) is more than interval noise.
--- requires: spec_stats.accept_len
+-- requires: spec_stats.accept_len, metrics
 WITH c AS (
   SELECT source_id, snapshot, any_value(ts) AS ts, min(line_no) AS line_no,
          sum(value) FILTER (WHERE name = 'vllm:spec_decode_num_accepted_tokens_total') AS accepted,

@@ -282,19 +282,27 @@ def apply_overrides(rules: list[Rule], sets: list[str]) -> None:
         by_id[rid].params[param] = _parse_value(value)
 
 
-def _missing_requirements(con, rule: Rule) -> str | None:
+def _missing_requirements(con, rule: Rule, seen: dict | None = None) -> str | None:
+    """Why ``rule`` cannot apply (a required table, view or column without a value), or None;
+    ``seen`` keeps each requirement's answer for the other rules of the same call."""
+    seen = {} if seen is None else seen
     for req in rule.requires:
-        table, _, column = req.partition(".")
-        try:
-            if column:
-                n = con.execute(f'SELECT count(*) FROM {table} WHERE "{column}" IS NOT NULL').fetchall()[0][0]
-            else:
-                n = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
-        except Exception:
-            return f"needs {req}, which this database does not have"
-        if not n:
-            return f"needs {req}, and no run has it"
+        if req not in seen:
+            seen[req] = _requirement_missing(con, req)
+        if seen[req]:
+            return seen[req]
     return None
+
+
+def _requirement_missing(con, req: str) -> str | None:
+    table, _, column = req.partition(".")
+    # EXISTS: the first row answers (a requirement may be a view that parses log lines)
+    where = f' WHERE "{column}" IS NOT NULL' if column else ""
+    try:
+        present = con.execute(f"SELECT EXISTS (SELECT 1 FROM {table}{where})").fetchall()[0][0]
+    except Exception:
+        return f"needs {req}, which this database does not have"
+    return None if present else f"needs {req}, and no run has it"
 
 
 def _fill(template: str, values: dict) -> str:
@@ -328,8 +336,9 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
     names = dict(con.execute("SELECT source_id, name FROM sources").fetchall())
     run_info = {r[0]: (r[1], r[2]) for r in con.execute("SELECT run_id, source_id, engine FROM runs").fetchall()}
     runnable = []
+    seen: dict = {}
     for rule in rules:
-        why = _missing_requirements(con, rule) or _no_runs_of_engine(rule, run_info, run_ids)
+        why = _missing_requirements(con, rule, seen) or _no_runs_of_engine(rule, run_info, run_ids)
         if why:
             if silent is not None:
                 silent.append((rule.id, why))
