@@ -154,3 +154,49 @@ def test_caches_do_not_pin_chunk_text():
     P.classify(peeled, pats, cache)
     assert cache.frame.height <= 20
     assert cache.frame.estimated_size() < 100_000, cache.frame.estimated_size()
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_parse_by_shape_equals_the_separate_steps(engine, monkeypatch):
+    """``_parse_by_shape`` (header, message and pattern decided once per line shape) gives the
+    frame ``classify(peel(...))`` gives, column for column, on every sample and corpus file
+    plus the edge lines (suffix, ANSI, process tags, no header, non-ASCII digits)."""
+    grammars = default_grammars()
+    pats = P.patterns_for(grammars, engine)
+    regex = P.prefix_regex(grammars, engine)
+    monkeypatch.setattr(P, "_SHAPE_MIN_ROWS", 1)
+    monkeypatch.setattr(P, "_SHAPE_PATH_MAX_SHARE", 2.0)  # by shape even where every line differs
+    cache = P.ShapeCache()  # shared by all files, as by the files of one ingest process
+    n = 0
+    for name, lines in list(_frames()) + list(_corpus_frames()):
+        frame = pl.DataFrame({"raw": lines + EDGE}).with_row_index("line_no", offset=1).with_columns(
+            pl.col("line_no").cast(pl.Int64), pl.lit(False).alias("truncated"))
+        by_shape = P._parse_by_shape(frame, regex, pats, cache)
+        assert by_shape is not None, name
+        separate = P.classify(P.peel(frame, regex), pats, P.ShapeCache())
+        assert by_shape.columns == separate.columns, name
+        for col in separate.columns:
+            assert by_shape[col].equals(separate[col]), f"{name}: {col}"
+        n += 1
+    assert n > 20
+
+
+def test_shape_path_steps_aside_for_logs_of_unique_lines(monkeypatch):
+    """A chunk with nearly one shape per line (request ids in hex) is parsed by the separate
+    steps from the next chunk on, and tried by shape again now and then."""
+    grammars = default_grammars()
+    pats = P.patterns_for(grammars, "vllm")
+    regex = P.prefix_regex(grammars, "vllm")
+    lines = [f"(APIServer pid=1) INFO 02-01 10:00:00 [async_llm.py:1] Added request chatcmpl-{i:x}ab{i * 7:x}."
+             for i in range(2000)]
+    frame = pl.DataFrame({"raw": lines}).with_row_index("line_no", offset=1).with_columns(
+        pl.col("line_no").cast(pl.Int64), pl.lit(False).alias("truncated"))
+    cache = P.ShapeCache()
+    assert P._parse_by_shape(frame, regex, pats, cache) is not None
+    assert cache.shape_share > P._SHAPE_PATH_MAX_SHARE
+    taken = [P._parse_by_shape(frame, regex, pats, cache) is not None for _ in range(P._SHAPE_REPROBE)]
+    assert taken == [False] * (P._SHAPE_REPROBE - 1) + [True]
+    # the result is the same whichever way a chunk went
+    a = P.parse_frame(frame, grammars, "vllm", cache).frame
+    b = P.parse_frame(frame, grammars, "vllm", P.ShapeCache()).frame
+    assert a.equals(b)

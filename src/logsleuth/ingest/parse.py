@@ -29,6 +29,7 @@ import polars as pl
 
 from ..formats.grammar import Grammar, Pattern
 from .read import strip_ansi
+from .shapes import Shapes, encode, mask_digits
 
 _PREFIX_GROUPS = ["ext_ts", "date", "md", "time", "procs", "level", "file", "lineno",
                   "dp", "pp", "tp", "ep", "pp2", "gpu", "repeated", "msg"]
@@ -61,10 +62,16 @@ def prefix_regex(grammars, engine: str) -> str | None:
 def peel(frame: pl.DataFrame, regex: str | None) -> pl.DataFrame:
     """Add header columns; a line whose header does not match keeps its text as msg."""
     frame = frame.with_columns(_clean_text(frame).alias("_text"))
-    if regex is None:
+    return _with_header(frame, None if regex is None else _header_groups(frame, regex))
+
+
+def _with_header(frame: pl.DataFrame, ext: pl.DataFrame | None) -> pl.DataFrame:
+    """``frame`` (with its cleaned text as ``_text``) plus the header columns: the prefix
+    regex's groups ``ext`` (one row per line; None: the engine has no prefix) and what is
+    derived from them (process, pid, ranks)."""
+    if ext is None:
         groups = []
     else:
-        ext = _header_groups(frame, regex)
         groups = [g for g in ext.columns if g in _PREFIX_GROUPS]
         frame = frame.with_columns([ext[g].alias(g) for g in groups])
     for g in _PREFIX_GROUPS:
@@ -272,6 +279,37 @@ def _header_groups_fast(frame: pl.DataFrame, plan: _PrefixPlan) -> pl.DataFrame 
     uniq = keys["_k"].unique(maintain_order=True).drop_nulls()
     if uniq.len() > _MAX_SHAPES:
         return None
+    shape = _header_spans(uniq, plan)
+    if shape is None:
+        return None
+    cols = pl.DataFrame({"_text": text, "_hl": hlen, "_k": keys["_k"]}).join(
+        shape, on="_k", how="left", maintain_order="left")
+    # a group no shape of this chunk has (e.g. Ray process tags in a plain SGLang log) is a
+    # null column, not a slice per line
+    out = cols.select(
+        [(pl.col("_text").str.slice(pl.col(f"_s_{g}"), pl.col(f"_l_{g}"))
+          if shape[f"_s_{g}"].is_not_null().any() else pl.lit(None, dtype=pl.Utf8)).alias(g)
+         for g in plan.groups]
+        + [pl.col("_text").str.slice(pl.col("_hl")).alias("msg")])
+    for g in plan.all_groups:
+        if g not in out.columns:
+            out = out.with_columns(pl.lit(None, dtype=pl.Utf8).alias(g))
+    if plan.suffix is not None:
+        need = out.select(pl.col("msg").str.contains(plan.suffix + "$").fill_null(False)).to_series()
+        if need.any():
+            idx = need.arg_true()
+            sub = out["msg"].gather(idx).str.extract_groups("^" + plan.tail).struct.unnest()
+            tail_groups = [g for g in sub.columns if g in out.columns]
+            out = out.with_columns([out[g].scatter(idx, sub[g]) for g in tail_groups])
+    assert out.height == n
+    return out.select(list(plan.all_groups))
+
+
+def _header_spans(uniq: pl.Series, plan: _PrefixPlan) -> pl.DataFrame | None:
+    """Start and length of each header group on every distinct digit-masked header text
+    (``uniq``, column ``_k``): Python ``re`` gives the spans, checked against polars' own
+    captures on the same text. None when the two disagree or a header match does not cover
+    its whole key."""
     py = re.compile(plan.header)
     check = uniq.str.extract_groups(plan.header).struct.unnest()
     spans: dict[str, list] = {g: [] for g in plan.groups}
@@ -289,51 +327,14 @@ def _header_groups_fast(frame: pl.DataFrame, plan: _PrefixPlan) -> pl.DataFrame 
                 if check[g][j] != k[a:b]:
                     return None
                 spans[g].append((a, b - a))
-    shape = pl.DataFrame(
-        {"_k": uniq, **{f"_s_{g}": pl.Series([v[0] for v in spans[g]], dtype=pl.Int64) for g in plan.groups},
+    return pl.DataFrame(
+        {"_k": _detached(uniq), **{f"_s_{g}": pl.Series([v[0] for v in spans[g]], dtype=pl.Int64) for g in plan.groups},
          **{f"_l_{g}": pl.Series([v[1] for v in spans[g]], dtype=pl.Int64) for g in plan.groups}})
-    cols = pl.DataFrame({"_text": text, "_hl": hlen, "_k": keys["_k"]}).join(
-        shape, on="_k", how="left", maintain_order="left")
-    # a group no shape of this chunk has (e.g. Ray process tags in a plain SGLang log) is a
-    # null column, not a slice per line
-    out = cols.select(
-        [(pl.col("_text").str.slice(pl.col(f"_s_{g}"), pl.col(f"_l_{g}"))
-          if any(v[0] is not None for v in spans[g]) else pl.lit(None, dtype=pl.Utf8)).alias(g)
-         for g in plan.groups]
-        + [pl.col("_text").str.slice(pl.col("_hl")).alias("msg")])
-    for g in plan.all_groups:
-        if g not in out.columns:
-            out = out.with_columns(pl.lit(None, dtype=pl.Utf8).alias(g))
-    if plan.suffix is not None:
-        need = out.select(pl.col("msg").str.contains(plan.suffix + "$").fill_null(False)).to_series()
-        if need.any():
-            idx = need.arg_true()
-            sub = out["msg"].gather(idx).str.extract_groups("^" + plan.tail).struct.unnest()
-            tail_groups = [g for g in sub.columns if g in out.columns]
-            out = out.with_columns([out[g].scatter(idx, sub[g]) for g in tail_groups])
-    assert out.height == n
-    return out.select(list(plan.all_groups))
 
 
 def _mask_digits(series: pl.Series) -> pl.Series:
-    """``series`` with every ASCII digit 1-9 replaced by 0 (the masking is done on the
-    bytes with numpy: a regex replace over every line costs ~50x more)."""
-    import numpy as np
-    import pyarrow as pa
-
-    arr = series.to_arrow(compat_level=pl.CompatLevel.oldest())
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if arr.type != pa.large_string():
-        arr = arr.cast(pa.large_string())
-    validity, off_buf, data_buf = arr.buffers()
-    off = np.frombuffer(off_buf, dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
-    lo, hi = int(off[0]), int(off[-1])
-    data = np.frombuffer(data_buf, dtype=np.uint8)[lo:hi].copy()
-    data[(data >= 49) & (data <= 57)] = 48
-    masked = pa.LargeStringArray.from_buffers(len(arr), pa.py_buffer(off - lo), pa.py_buffer(data),
-                                              validity, arr.null_count, 0)
-    return pl.from_arrow(masked)
+    """``series`` with every ASCII digit 1-9 replaced by 0 (see shapes.mask_digits)."""
+    return mask_digits(series)
 
 
 def _detached(series: pl.Series) -> pl.Series:
@@ -351,6 +352,10 @@ class ShapeCache:
     def __init__(self, limit: int = 50_000):
         self.limit = limit
         self.frame: pl.DataFrame | None = None  # _shape, _nolevel, pattern, _amb
+        # line shapes per line in the last chunk parsed by shape, and chunks parsed since:
+        # see _shape_path_pays
+        self.shape_share: float = 0.0
+        self.chunks_since_probe = 0
 
     def split(self, uniq: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame]:
         """(known shapes with their pattern, unknown shapes)."""
@@ -405,7 +410,18 @@ def classify(frame: pl.DataFrame, patterns: list[Pattern], cache: ShapeCache | N
     uniq = keys.group_by("_shape", "_nolevel").len("_n")
     if uniq.height > n * _SHAPE_MAX_SHARE and not shared:  # little repetition: shapes would not save work
         return frame.with_columns(_classify_iter(frame, patterns, frame["msg"], frame["level"]).alias("pattern"))
-    cache = cache or ShapeCache()
+    table = _pattern_table(uniq, patterns, plan, cache or ShapeCache())
+    out = keys.join(table, on=["_shape", "_nolevel"], how="left", nulls_equal=True, maintain_order="left")
+    return frame.with_columns(_line_by_line_where_ambiguous(frame, patterns, out["pattern"], out["_amb"])
+                              .alias("pattern"))
+
+
+def _pattern_table(uniq: pl.DataFrame, patterns: list[Pattern], plan: tuple[str, ...],
+                   cache: ShapeCache) -> pl.DataFrame:
+    """The pattern claiming each distinct (message shape, no-level) pair of ``uniq`` (columns
+    ``_shape``, ``_nolevel``, ``_n`` = lines of the chunk with it): ``pattern`` (null: none)
+    and ``_amb`` (the shape holds the literal of a pattern that is not digit invariant: its
+    lines must be classified one by one). Shapes the cache knows are not classified again."""
     known, new = cache.split(uniq)
     if new.height:
         ambiguous = (new["_shape"].str.contains_any(list(plan)).fill_null(False)
@@ -419,19 +435,22 @@ def classify(frame: pl.DataFrame, patterns: list[Pattern], cache: ShapeCache | N
     if known is not None:
         known = known.drop("_n")
     if known is None:
-        table = new
-    elif new.height == 0:
-        table = known
-    else:
-        table = pl.concat([known, new], how="vertical_relaxed")
-    out = keys.join(table, on=["_shape", "_nolevel"], how="left", nulls_equal=True, maintain_order="left")
-    claimed = out["pattern"]
-    amb = out["_amb"].fill_null(True)
+        return new
+    if new.height == 0:
+        return known
+    return pl.concat([known, new], how="vertical_relaxed")
+
+
+def _line_by_line_where_ambiguous(frame: pl.DataFrame, patterns: list[Pattern], claimed: pl.Series,
+                                  amb: pl.Series) -> pl.Series:
+    """``claimed`` (the pattern of each line's shape) with the lines whose shape is ambiguous
+    (or unknown: null ``amb``) classified one by one on their own text."""
+    amb = amb.fill_null(True)
     if amb.any():
         idx = amb.arg_true()
         sub = frame[idx]
         claimed = claimed.scatter(idx, _classify_iter(sub, patterns, sub["msg"], sub["level"]))
-    return frame.with_columns(claimed.alias("pattern"))
+    return claimed
 
 
 @functools.lru_cache(maxsize=8)
@@ -674,10 +693,132 @@ def _span_table(uniq: pl.Series, specs, py) -> pl.DataFrame | None:
                          **{f"_l{n}": pl.Series(v, dtype=pl.Int64) for n, v in lens.items()}})
 
 
+def _parse_by_shape(frame: pl.DataFrame, regex: str | None, patterns: list[Pattern],
+                    cache: ShapeCache | None) -> pl.DataFrame | None:  # long: the steps of the docstring, each checked
+    """``classify(peel(frame, regex), patterns, cache)``, computed once per line *shape*.
+
+    Each line's cleaned text is digit-masked and encoded once (``shapes.encode``); on the
+    distinct shapes (a few hundred per 100k lines of a busy server) the header extent is a
+    DFA-only search, the header groups' spans come from the Python regex per distinct
+    masked header, an optional suffix (``[repeated Nx across cluster]``) is cut per shape,
+    and the message shapes are classified (through the file's ``ShapeCache``). Lines then
+    take their shape's spans, pattern and message shape by index: no regex runs per line
+    except on the few lines whose shape holds the literal of a pattern that is not digit
+    invariant. Exact for the same reason as ``_header_groups_fast`` and ``classify``.
+    None: the caller takes the separate steps (no prefix plan, a small frame, or the
+    engines disagree on a span)."""
+    plan = _prefix_plan(regex) if regex else None
+    literals = _shape_plan(tuple((p.regex, p.literal) for p in patterns))
+    if plan is None or literals is None or frame.height < _SHAPE_MIN_ROWS or not _shape_path_pays(cache):
+        return None
+    frame = frame.with_columns(_clean_text(frame).alias("_text"))
+    sh = encode(frame["_text"])
+    if sh is None:
+        return None
+    if cache is not None:
+        cache.shape_share = sh.shapes.len() / frame.height
+    keys = sh.shapes
+    hl = keys.str.extract_all(plan.header_nocap).list.first().str.len_chars()
+    if hl.null_count():
+        return None
+    st = pl.DataFrame({"_k": keys, "_h": keys.str.slice(0, hl), "_hl": hl.cast(pl.Int64)})
+    spans = _header_spans(st["_h"].unique(maintain_order=True), plan)
+    if spans is None:
+        return None
+    st = st.join(spans.rename({"_k": "_h"}), on="_h", how="left", maintain_order="left")
+    tail_groups = [g for g in plan.all_groups if g not in plan.groups and g != "msg"]
+    st = st.with_columns([pl.lit(None, dtype=pl.Int64).alias(c) for c in
+                          ["_ml"] + [f"_{x}_{g}" for g in tail_groups for x in "sl"]])
+    if plan.suffix is not None:
+        st = _cut_suffix(st, plan, tail_groups)
+        if st is None:
+            return None
+    st = st.with_columns(pl.col("_k").str.slice(pl.col("_hl"), pl.col("_ml")).alias("_shape"),
+                         pl.col("_s_level").is_null().alias("_nolevel") if "_s_level" in st.columns
+                         else pl.lit(True).alias("_nolevel"))
+    # the header groups and the message of every line: slices of its text at its shape's spans
+    # (a group no shape has, e.g. Ray process tags in a plain SGLang log, is a null column)
+    present = [g for g in plan.groups + tuple(tail_groups) if st[f"_s_{g}"].is_not_null().any()]
+    cols = {"_text": frame["_text"], "_hl": sh.take(st["_hl"]), "_ml": sh.take(st["_ml"])}
+    for g in present:
+        cols[f"_s_{g}"], cols[f"_l_{g}"] = sh.take(st[f"_s_{g}"]), sh.take(st[f"_l_{g}"])
+    lines = pl.DataFrame(cols)
+    ext = lines.select(
+        [(pl.col("_text").str.slice(pl.col(f"_s_{g}"), pl.col(f"_l_{g}")) if g in present
+          else pl.lit(None, dtype=pl.Utf8)).alias(g) for g in plan.all_groups if g != "msg"]
+        + [pl.col("_text").str.slice(pl.col("_hl"), pl.col("_ml")).alias("msg")]
+    ).select(list(plan.all_groups))
+    frame = _with_header(frame, ext)
+    # the pattern of each message shape, then of each line
+    counts = pl.Series("_n", _bincount(sh.ids, st.height), dtype=pl.UInt32)
+    uniq = st.select("_shape", "_nolevel", counts).group_by("_shape", "_nolevel").agg(pl.col("_n").sum())
+    table = _pattern_table(uniq, patterns, literals, cache or ShapeCache())
+    st = st.select("_shape", "_nolevel").join(table, on=["_shape", "_nolevel"], how="left", nulls_equal=True,
+                                               maintain_order="left")
+    frame = frame.with_columns(sh.take(st["_shape"]).alias("_shape"))
+    claimed = _line_by_line_where_ambiguous(frame, patterns, sh.take(st["pattern"]), sh.take(st["_amb"]))
+    return frame.with_columns(claimed.alias("pattern"))
+
+
+#: above this share of distinct line shapes per line, parsing by shape costs more than the
+#: separate steps (measured: vLLM request lines with unique hex ids, ~0.5 shapes per line,
+#: 356 vs 328 ms per 100k lines; a decode-heavy SGLang log, 0.01, 208 vs 324 ms)
+_SHAPE_PATH_MAX_SHARE = 0.3
+#: a file whose chunks took the separate steps tries the shape path again after this many
+_SHAPE_REPROBE = 8
+
+
+def _shape_path_pays(cache: ShapeCache | None) -> bool:
+    """Whether the next chunk of a file should be parsed by shape, judged on its last one."""
+    if cache is None or cache.shape_share <= _SHAPE_PATH_MAX_SHARE:
+        return True
+    cache.chunks_since_probe += 1
+    if cache.chunks_since_probe >= _SHAPE_REPROBE:
+        cache.chunks_since_probe = 0
+        return True
+    return False
+
+
+def _bincount(ids: pl.Series, n: int):
+    import numpy as np
+
+    return np.bincount(ids.to_numpy(), minlength=n)
+
+
+def _cut_suffix(st: pl.DataFrame, plan: _PrefixPlan, tail_groups: list[str]) -> pl.DataFrame | None:
+    """On the shapes whose message ends with the prefix regex's optional suffix, the message
+    length (``_ml``) and the suffix groups' spans (from the line start), by the Python
+    regex on the masked message, checked against polars; None if they disagree."""
+    msg = st["_k"].str.slice(st["_hl"])
+    need = msg.str.contains(plan.suffix + "$").fill_null(False)
+    if not need.any():
+        return st
+    idx = need.arg_true()
+    sub = msg.gather(idx)
+    rx = "^" + plan.tail
+    py = re.compile(rx)
+    check = sub.str.extract_groups(rx).struct.unnest()
+    hl = st["_hl"].gather(idx).to_list()
+    out: dict[str, list] = {c: [] for c in ["_ml"] + [f"_{x}_{g}" for g in tail_groups for x in "sl"]}
+    for j, text in enumerate(sub.to_list()):
+        m = py.match(text)
+        if m is None or check["msg"][j] != m["msg"]:
+            return None
+        out["_ml"].append(m.end("msg"))
+        for g in tail_groups:
+            a, b = m.span(g)
+            if (check[g][j] if g in check.columns else None) != (m[g] if a >= 0 else None):
+                return None
+            out[f"_s_{g}"].append(hl[j] + a if a >= 0 else None)
+            out[f"_l_{g}"].append(b - a if a >= 0 else None)
+    return st.with_columns([st[c].scatter(idx, pl.Series(v, dtype=pl.Int64)) for c, v in out.items()])
+
+
 def parse_frame(frame: pl.DataFrame, grammars, engine: str, cache: ShapeCache | None = None) -> Parsed:
     pats = patterns_for(grammars, engine)
-    frame = peel(frame, prefix_regex(grammars, engine))
-    frame = classify(frame, pats, cache)
+    regex = prefix_regex(grammars, engine)
+    by_shape = _parse_by_shape(frame, regex, pats, cache)
+    frame = by_shape if by_shape is not None else classify(peel(frame, regex), pats, cache)
     mapping = {p.name: p.table for p in pats}
     frame = frame.with_columns(pl.col("pattern").replace_strict(mapping, default=None,
                                                                 return_dtype=pl.Utf8).alias("table"))
