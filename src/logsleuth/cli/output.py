@@ -336,26 +336,30 @@ def write_findings(result, fmt: str, quiet: bool = False, out=None) -> None:
     c.print(_findings_table(findings))
     if quiet:
         return
-    c.print("")
+    # the rest is one markup text printed once: rich's fixed cost per print() (~0.5 ms:
+    # options, render pipeline, buffer) was half of this function for a few dozen findings;
+    # rich wraps and styles each of its lines exactly as it did separate prints
+    lines = [""]
     by_run: dict = {}
     for f in findings:
         by_run.setdefault(f.run_id, []).append(f)
     for rid, items in by_run.items():
         h = result.runs.get(rid) or {}
-        c.print(f"[bold]run {rid}[/] {markup_safe(h.get('source') or '?')} — {markup_safe(h.get('engine') or '?')}, "
-                f"{markup_safe(h.get('model') or '-')}, ended {markup_safe(h.get('end_state') or '-')}")
+        lines.append(f"[bold]run {rid}[/] {markup_safe(h.get('source') or '?')} — {markup_safe(h.get('engine') or '?')}, "
+                     f"{markup_safe(h.get('model') or '-')}, ended {markup_safe(h.get('end_state') or '-')}")
         for f in items:
             style = _SEV_STYLE.get(f.severity, "")
-            c.print(f"  [{style}]{f.severity.upper():8}[/] {markup_safe(f.title)} [dim]({f.rule_id})[/]")
+            lines.append(f"  [{style}]{f.severity.upper():8}[/] {markup_safe(f.title)} [dim]({f.rule_id})[/]")
             if f.evidence:
-                c.print(f"           [dim]{markup_safe(f'{f.source}:{f.line_no}')}[/] {markup_safe(f.evidence[:240])}")
+                lines.append(f"           [dim]{markup_safe(f'{f.source}:{f.line_no}')}[/] {markup_safe(f.evidence[:240])}")
             for e in f.evidence_lines[:3]:
                 where = f"{f.source}:{e['line_no']}"
-                c.print(f"           [dim]{markup_safe(where)}[/] {markup_safe((e.get('text') or '')[:240])}")
-            c.print(f"           fix: {markup_safe(f.fix)}")
-        c.print("")
+                lines.append(f"           [dim]{markup_safe(where)}[/] {markup_safe((e.get('text') or '')[:240])}")
+            lines.append(f"           fix: {markup_safe(f.fix)}")
+        lines.append("")
     n = result.counts()
-    c.print(f"{len(findings)} finding(s): {n['critical']} critical, {n['warning']} warning, {n['info']} info")
+    lines.append(f"{len(findings)} finding(s): {n['critical']} critical, {n['warning']} warning, {n['info']} info")
+    c.print("\n".join(lines))
 
 
 def _findings_markdown(result, quiet: bool, out) -> None:
