@@ -86,14 +86,19 @@ def _with_header(frame: pl.DataFrame, ext: pl.DataFrame | None) -> pl.DataFrame:
         pl.coalesce(pu.str.extract(r"TP(\d+)", 1), pu.str.extract(r"rank=(\d+)", 1)).alias("_p_tp"),
         pu.str.extract(r"DP(\d+)", 1).alias("_p_dp"),
     )
-    frame = frame.join(procs_u, on="procs", how="left", nulls_equal=True, maintain_order="left")
+    if procs_u.height == 1:  # one value (often none at all): constants, not a join per line
+        one = procs_u.row(0, named=True)
+        frame = frame.with_columns([pl.lit(one[c], dtype=procs_u.schema[c]).alias(c)
+                                    for c in ("_p_proc", "_p_pid", "_p_tp", "_p_dp")])
+    else:
+        frame = frame.join(procs_u, on="procs", how="left", nulls_equal=True, maintain_order="left")
     tp = pl.coalesce(pl.col("tp"), pl.col("_p_tp"), pl.col("gpu"))
     dp = pl.coalesce(pl.col("dp"), pl.col("_p_dp"))
-    rank = pl.concat_str(
-        [pl.when(pl.col(c).is_not_null()).then(pl.lit(p) + pl.col(c)).otherwise(None)
-         for c, p in (("dp", "DP"), ("pp", "PP"), ("tp", "TP"), ("ep", "EP"), ("pp2", "PP"))],
-        separator=" ", ignore_nulls=True,
-    )
+    # "DP1 TP3 ..." from the rank groups a line has (a group no line has is left out of the sum)
+    parts = [pl.when(pl.col(c).is_not_null()).then(pl.lit(p) + pl.col(c)).otherwise(None)
+             for c, p in (("dp", "DP"), ("pp", "PP"), ("tp", "TP"), ("ep", "EP"), ("pp2", "PP"))
+             if frame[c].null_count() < frame.height]
+    rank = pl.concat_str(parts, separator=" ", ignore_nulls=True) if parts else pl.lit("")
     frame = frame.with_columns(
         pl.coalesce(pl.col("msg"), pl.col("_text")).alias("msg"),
         pl.col("_p_proc").alias("proc"),

@@ -307,6 +307,12 @@ def _read_and_store(ctx: IngestContext) -> int:
     return _ChunkLoop(ctx).run()
 
 
+#: stamped chunks that may wait for the writer thread, the one it is storing included: two
+#: let the fold run a chunk ahead when one store takes longer than the next fold (one more
+#: chunk in memory, ~60 MB at the default chunk size)
+STORE_QUEUE = 2
+
+
 class _ChunkLoop:
     """The chunks of one source, through three overlapping stages.
 
@@ -327,7 +333,7 @@ class _ChunkLoop:
         self.parser = ChunkParser(ctx.grammars, opts.grammar_dirs, ctx.parse_engine, ctx.switch, jobs,
                                   opts.shape_caches, parallel=parallel)
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logsleuth-store")
-        self.pending = None  # the store of the previous chunk
+        self.pending: deque = deque()  # stores submitted to the writer, oldest first
         self.bulk_lines = BulkLines(ctx.con)  # lines_bulk rows, stored in whole row groups
         self.n_lines = self.done_bytes = 0
         # a multi-line prompt record may span chunks (and an append's resume point)
@@ -363,8 +369,8 @@ class _ChunkLoop:
                 self.take(chunk, fresh)
                 if not self.parser.lookahead():
                     self.read_ahead()  # inline: the next chunk is read and parsed once this one is handed on
-            if self.pending is not None:
-                self.pending.result()
+            while self.pending:
+                self.pending.popleft().result()
             self.bulk_lines.flush()  # after the writer's last chunk, before run derivation reads the lines
         finally:
             self.parser.close()
@@ -384,10 +390,10 @@ class _ChunkLoop:
     def store(self, folded) -> None:
         ctx = self.ctx
         f = _stamp(ctx, folded)
-        if self.pending is not None:
-            self.pending.result()
-        self.pending = self.writer.submit(store_chunk, ctx.con, f, folded, ctx.pats, ctx.by_name, ctx.source_id,
-                                          ctx.spans, self.bulk_lines)
+        while len(self.pending) >= STORE_QUEUE:
+            self.pending.popleft().result()
+        self.pending.append(self.writer.submit(store_chunk, ctx.con, f, folded, ctx.pats, ctx.by_name, ctx.source_id,
+                                               ctx.spans, self.bulk_lines))
         self.n_lines += f.height
         _count(ctx.stats, f)
 
