@@ -113,11 +113,16 @@ def _with_header(frame: pl.DataFrame, ext: pl.DataFrame | None) -> pl.DataFrame:
 def _clean_text(frame: pl.DataFrame) -> pl.Series:
     """Raw text without ANSI escapes; of a tqdm line joined with \\r, the last segment
     (the one a terminal shows). Rows with neither (nearly all) are not touched."""
-    raw = frame["raw"]
+    cleaned = _cleaned(frame)
+    return frame["raw"].alias("_text") if cleaned is None else cleaned
+
+
+def _cleaned(frame: pl.DataFrame) -> pl.Series | None:
+    """``_clean_text``, or None when no line of the frame needs cleaning (text = raw)."""
     has = frame.select(pl.col("raw").str.contains("\x1b", literal=True).any().alias("esc"),
                        pl.col("raw").str.contains("\r", literal=True).any().alias("cr")).row(0)
     if not any(has):
-        return raw.alias("_text")
+        return None
     clean = pl.col("raw")
     if has[0]:
         clean = strip_ansi(clean)
@@ -610,6 +615,7 @@ def extract(frame: pl.DataFrame, patterns: list[Pattern],
 _EXTRACT_COLUMNS = ["pattern", "line_no", "date", "md", "time", "rank", "tp_rank", "dp_rank", "proc", "pid", "msg",
                     "level", "_shape", "ts", "run_id"]
 _SHAPE_MIN_ROWS = 512  # below this the capture engine is cheap enough
+SHAPE_MIN_ROWS = _SHAPE_MIN_ROWS  # (for callers deciding whether to encode a chunk's shapes)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -699,7 +705,7 @@ def _span_table(uniq: pl.Series, specs, py) -> pl.DataFrame | None:
 
 
 def _parse_by_shape(frame: pl.DataFrame, regex: str | None, patterns: list[Pattern],
-                    cache: ShapeCache | None) -> pl.DataFrame | None:  # long: the steps of the docstring, each checked
+                    cache: ShapeCache | None, shapes: Shapes | None = None) -> pl.DataFrame | None:  # long: the steps of the docstring, each checked
     """``classify(peel(frame, regex), patterns, cache)``, computed once per line *shape*.
 
     Each line's cleaned text is digit-masked and encoded once (``shapes.encode``); on the
@@ -710,14 +716,18 @@ def _parse_by_shape(frame: pl.DataFrame, regex: str | None, patterns: list[Patte
     take their shape's spans, pattern and message shape by index: no regex runs per line
     except on the few lines whose shape holds the literal of a pattern that is not digit
     invariant. Exact for the same reason as ``_header_groups_fast`` and ``classify``.
+    ``shapes``: the encoding of the frame's raw lines if the caller has it (made before
+    redaction, see redact.redact_shaped); used when the cleaned text is the raw text.
     None: the caller takes the separate steps (no prefix plan, a small frame, or the
     engines disagree on a span)."""
     plan = _prefix_plan(regex) if regex else None
     literals = _shape_plan(tuple((p.regex, p.literal) for p in patterns))
     if plan is None or literals is None or frame.height < _SHAPE_MIN_ROWS or not _shape_path_pays(cache):
         return None
-    frame = frame.with_columns(_clean_text(frame).alias("_text"))
-    sh = encode(frame["_text"])
+    cleaned = _cleaned(frame)
+    frame = frame.with_columns((frame["raw"] if cleaned is None else cleaned).alias("_text"))
+    sh = shapes if shapes is not None and cleaned is None and shapes.ids.len() == frame.height \
+        else encode(frame["_text"])
     if sh is None:
         return None
     if cache is not None:
@@ -819,10 +829,20 @@ def _cut_suffix(st: pl.DataFrame, plan: _PrefixPlan, tail_groups: list[str]) -> 
     return st.with_columns([st[c].scatter(idx, pl.Series(v, dtype=pl.Int64)) for c, v in out.items()])
 
 
-def parse_frame(frame: pl.DataFrame, grammars, engine: str, cache: ShapeCache | None = None) -> Parsed:
+def shape_path_expected(cache: ShapeCache | None) -> bool:
+    """Whether the next chunk parsed with ``cache`` will likely go by shape (so that encoding
+    its lines ahead, for redaction, is not wasted); no side effect."""
+    return cache is None or cache.shape_share <= _SHAPE_PATH_MAX_SHARE \
+        or cache.chunks_since_probe + 1 >= _SHAPE_REPROBE
+
+
+def parse_frame(frame: pl.DataFrame, grammars, engine: str, cache: ShapeCache | None = None,
+                shapes: Shapes | None = None) -> Parsed:
+    """Header columns, ``pattern`` and ``table`` of every line of ``frame`` (``shapes``: the
+    encoding of its raw lines, when the caller made one)."""
     pats = patterns_for(grammars, engine)
     regex = prefix_regex(grammars, engine)
-    by_shape = _parse_by_shape(frame, regex, pats, cache)
+    by_shape = _parse_by_shape(frame, regex, pats, cache, shapes)
     frame = by_shape if by_shape is not None else classify(peel(frame, regex), pats, cache)
     mapping = {p.name: p.table for p in pats}
     frame = frame.with_columns(pl.col("pattern").replace_strict(mapping, default=None,

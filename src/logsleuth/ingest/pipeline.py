@@ -32,7 +32,8 @@ from .normalize import RunState, TimeState, add_timestamps, assign_runs
 from .parse import patterns_for
 from .read import CHUNK_BYTES, READ_COLUMNS, _read_head, check_growth, iter_chunks, open_source
 from ..interrupts import committing
-from .redact import RedactState, redact_frame, redact_name
+from .redact import RedactState, redact_frame, redact_name, redact_shaped
+from .shapes import encode
 from .segment import EngineSwitch
 from .workers import ChunkParser, default_jobs
 from .write import BulkLines, delete_from_line, reset_derived, store_chunk
@@ -382,8 +383,11 @@ class _ChunkLoop:
             # secrets (and prompts unless --keep-prompts) are masked before anything reads the text,
             # so lines, config, events, errors and templates never hold them
             self.recent = (self.recent + [(self.redact_state.inside, chunk.frame)])[-2:]
-            fresh = redact_frame(chunk.frame, "raw", opts.keep_prompts, self.redact_state)
-            self.window.append((chunk, self.parser.submit(fresh)))
+            # a chunk parsed inline by shape is encoded once, here: redaction's pre-test runs
+            # per shape, and the parser takes the encoding (updated for the redacted lines)
+            shapes = encode(chunk.frame["raw"]) if self.parser.wants_shapes(chunk.frame.height) else None
+            fresh, shapes = redact_shaped(chunk.frame, "raw", opts.keep_prompts, self.redact_state, shapes)
+            self.window.append((chunk, self.parser.submit(fresh, shapes)))
             if len(self.window) > self.parser.lookahead():
                 return
 

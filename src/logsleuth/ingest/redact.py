@@ -11,7 +11,8 @@ Contract:
   included) and credential query parameters; and, unless ``keep_prompts``, request
   prompts and outputs in every spelling (``text='..'``, ``prompt: b'..'``, compact JSON...).
 * ``redact_frame(frame, column, keep_prompts, state)`` applies ``redact`` to a frame of
-  consecutive physical lines, and first masks multi-line request records: a prompt whose
+  consecutive physical lines (``redact_shaped``: the same, given and returning the lines'
+  shapes, so that the ingest encodes a chunk once for redaction and parsing), and first masks multi-line request records: a prompt whose
   quoted value does not close on its line (vLLM request logging of a multi-line prompt,
   SGLang ``text='...`` continued on the next line) is masked up to its closing quote or the
   next log record, as one record. ``state`` (a ``RedactState``) carries an open record
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..resources import data_path
+from .shapes import Shapes
 
 REDACTED = "***"
 _UNSET = "\ue000"  # marks "api_key=None" so that the value rules leave it alone
@@ -187,12 +189,23 @@ def redact_frame(frame: pl.DataFrame, column: str = "raw", keep_prompts: bool = 
                  state: RedactState | None = None) -> pl.DataFrame:
     """``redact`` applied to ``frame[column]`` (consecutive physical lines), only on the rows a
     cheap pre-test selects; multi-line prompt records first unless ``keep_prompts``."""
+    return redact_shaped(frame, column, keep_prompts, state, None)[0]
+
+
+def redact_shaped(frame: pl.DataFrame, column: str, keep_prompts: bool, state: RedactState | None,
+                  shapes: Shapes | None) -> tuple[pl.DataFrame, Shapes | None]:
+    """``redact_frame`` given the line shapes of ``frame[column]`` (ingest/shapes.py; None:
+    none): the pre-test then runs once per shape (exact: it treats all digits alike,
+    checked), and the shapes are returned updated for the lines redaction changed."""
     if frame.height == 0 or column not in frame.columns:
-        return frame
+        return frame, shapes
     pol = policy()
     hint = pol.secret_hint if keep_prompts else f"{pol.secret_hint}|{pol.prompt_hint}"
     col = frame.get_column(column)
-    mask = col.str.contains(hint).fill_null(False)
+    if shapes is not None and _digit_invariant_hint(hint):
+        mask = shapes.take(shapes.shapes.str.contains(hint).fill_null(False))
+    else:
+        mask = col.str.contains(hint).fill_null(False)
     if not keep_prompts:
         state = state if state is not None else RedactState()
         inside = _mask_open_records(col, mask, state, pol)
@@ -200,10 +213,20 @@ def redact_frame(frame: pl.DataFrame, column: str = "raw", keep_prompts: bool = 
             col = _mask_continuations(col, inside, pol)
             mask = mask | inside  # a record's last line may hold more fields to mask
     if not mask.any():
-        return frame
+        return frame, shapes
     idx = mask.arg_true()
     masked = pl.select(redact(pl.lit(col.gather(idx)), keep_prompts)).to_series()
-    return frame.with_columns(col.clone().scatter(idx, masked).alias(column))
+    if shapes is not None:
+        shapes = shapes.replaced(idx, masked)
+    return frame.with_columns(col.clone().scatter(idx, masked).alias(column)), shapes
+
+
+@functools.lru_cache(maxsize=4)
+def _digit_invariant_hint(hint: str) -> bool:
+    """Whether the pre-test gives the same answer on a line and on its digit-masked shape."""
+    from .parse import _digit_invariant
+
+    return _digit_invariant(hint, ends=True)
 
 
 def _mask_open_records(col: pl.Series, hinted: pl.Series, state: RedactState, pol: _Policy) -> pl.Series | None:

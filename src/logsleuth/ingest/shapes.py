@@ -5,7 +5,9 @@ Contract:
   (same length in bytes and characters; nulls stay null).
 * ``encode(series)`` returns ``Shapes(ids, shapes)``: the distinct masked lines
   (``shapes``, a Series in first-seen order) and, per line, the index of its shape
-  (``ids``, UInt32), or None when a line is null.
+  (``ids``, UInt32), or None when a line is null. ``Shapes.slice`` takes the lines of a
+  contiguous part, ``Shapes.replaced`` follows lines whose text changed (redaction), so a
+  chunk is encoded once, before redaction, and parsed with the same encoding.
 
 Why: a server log repeats a few hundred shapes (a decode line differs from the next only in
 its numbers), so whatever is the same for every line of a shape (where the log header ends,
@@ -33,6 +35,20 @@ class Shapes:
     def take(self, per_shape: pl.Series) -> pl.Series:
         """A per-shape column as a per-line one."""
         return per_shape.gather(self.ids)
+
+    def slice(self, offset: int, length: int) -> "Shapes":
+        """The shapes of the lines ``offset .. offset + length`` (same shape table)."""
+        return Shapes(ids=self.ids.slice(offset, length), shapes=self.shapes)
+
+    def replaced(self, rows: pl.Series, texts: pl.Series) -> "Shapes | None":
+        """The shapes after the lines at ``rows`` became ``texts`` (e.g. redacted): their new
+        shapes are appended to the table (a shape may then appear twice; every user of the
+        table groups by its text)."""
+        new = encode(texts)
+        if new is None:
+            return None
+        ids = self.ids.scatter(rows, new.ids + self.shapes.len())
+        return Shapes(ids=ids, shapes=pl.concat([self.shapes, new.shapes]))
 
 
 def _masked_arrow(series: pl.Series):

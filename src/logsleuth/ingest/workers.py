@@ -32,7 +32,8 @@ from concurrent.futures.process import BrokenProcessPool
 import polars as pl
 
 from ..scratch import scratch_dir
-from .parse import ShapeCache, parse_frame
+from .parse import SHAPE_MIN_ROWS, ShapeCache, parse_frame, shape_path_expected
+from .shapes import Shapes
 from .read import READ_COLUMNS
 
 #: the columns a chunk sends to a parse worker
@@ -130,15 +131,20 @@ def _spool_dir() -> str:
     return scratch_dir("logsleuth-parse-", base)  # (a killed ingest's folder is swept by the next)
 
 
-def parse_segments(segments: list[tuple[str, pl.DataFrame]], grammars, caches: dict) -> pl.DataFrame:
+def parse_segments(segments: list[tuple[str, pl.DataFrame]], grammars, caches: dict,
+                   shapes: Shapes | None = None) -> pl.DataFrame:
     """Parse contiguous segments, each with its engine; the columns parsing added, plus
-    ``_engine``, in line order (the input columns are left out: the caller has them)."""
+    ``_engine``, in line order (the input columns are left out: the caller has them).
+    ``shapes``: the line shapes of all segments together, in order (or None)."""
     parts = []
+    at = 0
     for engine, seg in segments:
         cache = caches.get(engine)
         if cache is None:
             cache = caches[engine] = ShapeCache()
-        out = parse_frame(seg.select(PARSE_INPUT), grammars, engine, cache).frame
+        part = shapes.slice(at, seg.height) if shapes is not None else None
+        at += seg.height
+        out = parse_frame(seg.select(PARSE_INPUT), grammars, engine, cache, part).frame
         parts.append(out.drop(PARSE_INPUT[1:]).with_columns(pl.lit(engine).alias("_engine")))
     return parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
 
@@ -167,12 +173,19 @@ class ChunkParser:
             return [(self.parse_engine, frame)]
         return [(e, s) for e, s in self.switch.split(frame) if s.height]
 
-    def submit(self, frame: pl.DataFrame) -> tuple:
-        """Queue a chunk for parsing; its engines are decided now, in read order."""
+    def wants_shapes(self, n_lines: int) -> bool:
+        """Whether a chunk of ``n_lines`` lines should come with its line shapes (parsed
+        inline, by shape; a worker process encodes its chunks itself)."""
+        return self.pool is None and n_lines >= SHAPE_MIN_ROWS and \
+            shape_path_expected(self.caches.get(self.parse_engine))
+
+    def submit(self, frame: pl.DataFrame, shapes: Shapes | None = None) -> tuple:
+        """Queue a chunk for parsing; its engines are decided now, in read order.
+        ``shapes``: the encoding of its raw lines (see ``wants_shapes``), or None."""
         segments = self._segments(frame)
         if self.pool is None or frame.height == 0:
             done: Future = Future()
-            done.set_result(parse_segments(segments, self.grammars, self.caches) if frame.height else None)
+            done.set_result(parse_segments(segments, self.grammars, self.caches, shapes) if frame.height else None)
             ticket = (frame, done, segments)
         else:
             self._sent += 1
