@@ -3,7 +3,7 @@
     python bench/stages.py FILE [--jobs N]
 
 Ingests FILE into a fresh database under a temporary folder with timers around the stages
-of ingest/pipeline.py: reading and splitting lines, redaction, parsing (header peel,
+of ingest/pipeline.py: reading and splitting lines, encoding line shapes, redaction, parsing (header peel,
 classification), the fold, timestamps and run ids, the writer thread's typed-row extraction
 and inserts (these overlap the stages of the next chunk), run derivation and COMMIT. Prints
 one row per stage (wall seconds, calls, share of the ingest's wall time) plus the process's
@@ -34,7 +34,8 @@ from logsleuth.ingest.options import IngestOptions  # noqa: E402
 #: (stage, module, attribute, thread) in pipeline order
 STAGES = [
     ("read: split lines (per chunk)", read, "_block_frame", "main"),
-    ("redact", pipeline, "redact_frame", "main"),
+    ("encode line shapes", pipeline, "encode", "main"),
+    ("redact", pipeline, "redact_shaped", "main"),
     ("parse: header peel", parse, "peel", "main/worker"),
     ("parse: classify", parse, "classify", "main/worker"),
     ("parse: whole chunk", workers, "parse_segments", "main/worker"),
