@@ -6,10 +6,15 @@
 -- source: docs/knowledge-base.md R07 — SGLang hyperparameter tuning docs (token usage < 0.9 with a waiting queue means the scheduler is too conservative). Busy decode lines of the primary rank with #queue-req > 0 and #running-req below max_running_requests; >=80 % of them below 0.9 token usage, sustained >=30 s, and no retraction in the run (retraction means the opposite problem).
 -- requires: decode_stats.queued_reqs
 -- engine: sglang
-WITH q AS (
+WITH calm AS (  -- runs that never retracted (a retraction means the pool was full): first, so
+               -- the decode lines of the others are never aggregated
+  SELECT r.run_id, r.max_running_requests FROM runs r
+  WHERE r.engine = 'sglang' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run_id = r.run_id AND e.kind = 'kv_retract')
+),
+q AS (
   SELECT d.run_id, d.line_no, d.ts, d.queued_reqs, d.running_reqs, d.kv_usage
-  FROM decode_primary d JOIN runs r USING (run_id)
-  WHERE r.engine = 'sglang' AND d.primary_rank AND d.running_reqs > 0 AND d.queued_reqs > 0
+  FROM decode_primary d JOIN calm r USING (run_id)
+  WHERE d.primary_rank AND d.running_reqs > 0 AND d.queued_reqs > 0
     AND d.kv_usage IS NOT NULL
     AND d.running_reqs < coalesce(r.max_running_requests, 2147483647)
 ),
@@ -25,4 +30,3 @@ SELECT a.run_id, a.line_no, a.n_lines, a.max_queue, a.median_usage, a.median_run
        $kv_full AS kv_full, a.evidence_lines
 FROM agg a
 WHERE a.n_lines >= $min_lines AND a.span_s >= $min_span_s AND a.low_share >= $min_share
-  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run_id = a.run_id AND e.kind = 'kv_retract')
