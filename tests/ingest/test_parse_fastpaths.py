@@ -200,3 +200,21 @@ def test_shape_path_steps_aside_for_logs_of_unique_lines(monkeypatch):
     a = P.parse_frame(frame, grammars, "vllm", cache).frame
     b = P.parse_frame(frame, grammars, "vllm", P.ShapeCache()).frame
     assert a.equals(b)
+
+
+@pytest.mark.parametrize("with_commas", [True, False])
+def test_thousands_separators_are_removed_only_where_a_shape_has_them(with_commas, monkeypatch):
+    """The shape path skips the ',' removal for a field no shape shows a comma in; a value
+    printed with separators still parses whole."""
+    monkeypatch.setattr(P, "_SHAPE_MIN_ROWS", 1)
+    grammars = default_grammars()
+    pats = P.patterns_for(grammars, "vllm")
+    value = "94,135" if with_commas else "94135"
+    lines = [f"(EngineCore_DP0 pid=1) INFO 08-01 21:05:30 [kv_cache_utils.py:1] GPU KV cache size: {value} tokens, "
+             f"Maximum concurrency for 65,536 tokens per request: 1.44x"] * 50
+    frame = pl.DataFrame({"raw": lines}).with_row_index("line_no", offset=1).with_columns(
+        pl.col("line_no").cast(pl.Int64), pl.lit(False).alias("truncated"))
+    parsed = P.parse_frame(frame, grammars, "vllm").frame
+    rows = pl.concat(P.extract(parsed, pats, {})["events"], how="diagonal_relaxed")
+    assert rows["value"].to_list() == [94135.0] * 50
+    assert rows["tokens_per_request"].to_list() == [65536] * 50

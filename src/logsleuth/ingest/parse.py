@@ -538,13 +538,13 @@ def _classify_iter(frame: pl.DataFrame, patterns: list[Pattern], msg: pl.Series,
     return claimed
 
 
-def _cast(expr: pl.Expr, ftype: str, scale: float | None) -> pl.Expr:
-    if ftype == "int":
-        out = expr.str.replace_all(",", "", literal=True).cast(pl.Int64, strict=False)
-    elif ftype == "thousands":
-        out = expr.str.replace_all(",", "", literal=True).cast(pl.Int64, strict=False)
+def _cast(expr: pl.Expr, ftype: str, scale: float | None, commas: bool = True) -> pl.Expr:
+    """The typed value of a captured text (``commas``: it may hold thousands separators)."""
+    plain = expr.str.replace_all(",", "", literal=True) if commas else expr
+    if ftype in ("int", "thousands"):
+        out = plain.cast(pl.Int64, strict=False)
     elif ftype == "float":
-        out = expr.str.replace_all(",", "", literal=True).cast(pl.Float64, strict=False)
+        out = plain.cast(pl.Float64, strict=False)
     elif ftype == "pct":
         # times 0.01, not / 100: polars divides a one-row column exactly but a longer one by
         # multiplying with the reciprocal, so a value depended on how many rows its chunk had
@@ -588,10 +588,11 @@ def extract(frame: pl.DataFrame, patterns: list[Pattern],
         named = [f for f in p.fields if f.group]
         own = [f for f in p.fields if not f.group]
         fast = None
+        commas: dict[str, bool] = {}  # (shape path) output name -> some value holds a ','
         if sub.height >= _SHAPE_MIN_ROWS and p.fields:
             specs = [(f"_g_{f.name}", p.regex, f.group) for f in named] + [(f"_g_{f.name}", f.regex, 1) for f in own]
             fast = _shape_extract(sub["msg"], specs, sub["_shape"] if "_shape" in sub.columns else None,
-                                  spans)
+                                  spans, commas)
         if fast is not None:
             sub = sub.with_columns(fast)
         else:
@@ -601,7 +602,8 @@ def extract(frame: pl.DataFrame, patterns: list[Pattern],
             if own:
                 sub = sub.with_columns([pl.col("msg").str.extract(f.regex, 1).alias(f"_g_{f.name}") for f in own])
         for f in p.fields:
-            cols.append(_cast(pl.col(f"_g_{f.name}"), f.type, f.scale).alias(f.name))
+            cols.append(_cast(pl.col(f"_g_{f.name}"), f.type, f.scale, commas.get(f"_g_{f.name}", True))
+                        .alias(f.name))
         for k, v in p.const.items():
             cols.append(pl.lit(v).alias(k))
         base = ["line_no", "date", "md", "time", "rank", "tp_rank", "dp_rank", "proc", "pid", "msg",
@@ -635,7 +637,7 @@ def _digit_invariant_search(rx: str) -> bool:
 
 
 def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]], masked: pl.Series | None = None,
-                   cache: dict | None = None) -> list[pl.Series] | None:
+                   cache: dict | None = None, commas: dict | None = None) -> list[pl.Series] | None:
     """Capture groups of several regexes over ``msg`` without a capture engine per line.
 
     ``specs``: (output name, regex, group name or 1). Lines are keyed by their digit-masked
@@ -644,8 +646,10 @@ def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]], mask
     line takes the slices of its key's spans. Sound because each regex treats all ASCII
     digits alike (``_digit_invariant``), so its match structure on a line equals that on the
     masked line. ``cache`` keeps the span table of each ``specs`` across calls, so a shape
-    seen in an earlier chunk costs nothing. None = use the slow path (a regex not eligible,
-    too many distinct keys, or the two engines disagree)."""
+    seen in an earlier chunk costs nothing. ``commas`` (a dict) is filled with, per output
+    name, whether any shape's capture holds a ',' (a digit-masked shape shows every comma, so
+    a False spares the thousands-separator removal on every line). None = use the slow path
+    (a regex not eligible, too many distinct keys, or the two engines disagree)."""
     regexes = {rx for _, rx, _ in specs}
     py = {rx: _py_regex(rx) for rx in regexes}
     if any(v is None for v in py.values()):
@@ -666,6 +670,9 @@ def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]], mask
         shape = known if shape is None else pl.concat([known, shape], how="vertical_relaxed")
     if cache is not None:
         cache[key] = shape if shape.height <= _MAX_SHAPES else None
+    if commas is not None:
+        commas.update(shape.select([pl.col("_k").str.slice(pl.col(f"_s{n}"), pl.col(f"_l{n}"))
+                                    .str.contains(",", literal=True).any().alias(n) for n, _, _ in specs]).row(0, named=True))
     cols = pl.DataFrame({"_m": msg, "_k": masked}).join(shape, on="_k", how="left", maintain_order="left")
     out = cols.select([pl.col("_m").str.slice(pl.col(f"_s{n}"), pl.col(f"_l{n}")).alias(n) for n, _, _ in specs])
     return [out[n] for n, _, _ in specs]
