@@ -29,7 +29,7 @@ import polars as pl
 
 from ..formats.grammar import Grammar, Pattern
 from .read import strip_ansi
-from .shapes import Shapes, encode, mask_digits
+from .shapes import Shapes, digit_invariant as _digit_invariant, encode, mask_digits
 
 _PREFIX_GROUPS = ["ext_ts", "date", "md", "time", "procs", "level", "file", "lineno",
                   "dp", "pp", "tp", "ep", "pp2", "gpu", "repeated", "msg"]
@@ -190,77 +190,6 @@ def _prefix_plan(regex: str) -> _PrefixPlan | None:
     groups = tuple(sorted(py.groupindex, key=py.groupindex.get))
     all_groups = tuple(sorted(full.groupindex, key=full.groupindex.get))
     return _PrefixPlan(regex, header, nocap, groups, tail, suffix, all_groups)
-
-
-def _digit_invariant(pattern: str, ends: bool = False) -> bool:  # long: one walk over sre's parse tree, its opcode tables beside it
-    """True if every atom of ``pattern`` treats the ASCII digits 0-9 alike and it has no
-    assertion other than ^ (checked on Python's parse tree of the pattern). With ``ends``,
-    ``$``, ``\\Z``, ``\\b`` and ``\\B`` are allowed too: they keep a *match test* digit
-    invariant (digits stay word characters when masked), though not the extent of a
-    header match on a cut-off header text."""
-    try:
-        import re._parser as sre_parse  # Python 3.11+
-        from re import _constants as C
-    except ImportError:  # pragma: no cover
-        return False
-    digits = set(range(48, 58))
-    all_cats = {C.CATEGORY_DIGIT, C.CATEGORY_WORD, C.CATEGORY_NOT_SPACE, C.CATEGORY_UNI_DIGIT,
-                C.CATEGORY_UNI_WORD, C.CATEGORY_UNI_NOT_SPACE, C.CATEGORY_LOC_WORD}
-    no_cats = {C.CATEGORY_NOT_DIGIT, C.CATEGORY_NOT_WORD, C.CATEGORY_SPACE, C.CATEGORY_UNI_NOT_DIGIT,
-               C.CATEGORY_UNI_NOT_WORD, C.CATEGORY_UNI_SPACE, C.CATEGORY_LOC_NOT_WORD,
-               C.CATEGORY_LINEBREAK, C.CATEGORY_NOT_LINEBREAK, C.CATEGORY_UNI_LINEBREAK,
-               C.CATEGORY_UNI_NOT_LINEBREAK}
-
-    end_ats = {C.AT_END, C.AT_END_STRING, C.AT_BOUNDARY, C.AT_NON_BOUNDARY}
-
-    def cls_ok(items) -> bool:
-        got: set[int] = set()
-        for op, av in items:
-            if op is C.NEGATE:
-                continue
-            if op is C.LITERAL:
-                got |= {av} & digits
-            elif op is C.RANGE:
-                got |= set(range(av[0], av[1] + 1)) & digits
-            elif op is C.CATEGORY:
-                if av in all_cats:
-                    got |= digits
-                elif av not in no_cats:
-                    return False
-            else:
-                return False
-        return not got or got == digits
-
-    def walk(seq) -> bool:
-        for op, av in seq:
-            if op in (C.LITERAL, C.NOT_LITERAL):
-                if av in digits:
-                    return False
-            elif op is C.ANY:
-                continue
-            elif op is C.IN:
-                if not cls_ok(av):
-                    return False
-            elif op is C.AT:
-                if av not in (C.AT_BEGINNING, C.AT_BEGINNING_STRING) and not (ends and av in end_ats):
-                    return False
-            elif op is C.SUBPATTERN:
-                if not walk(av[-1]):
-                    return False
-            elif op in (C.MAX_REPEAT, C.MIN_REPEAT):
-                if not walk(av[2]):
-                    return False
-            elif op is C.BRANCH:
-                if not all(walk(b) for b in av[1]):
-                    return False
-            else:  # GROUPREF, ASSERT, ASSERT_NOT, ATOMIC_GROUP, POSSESSIVE_REPEAT, ...
-                return False
-        return True
-
-    try:
-        return walk(sre_parse.parse(pattern))
-    except Exception:
-        return False
 
 
 _MAX_SHAPES = 20000
@@ -712,21 +641,19 @@ def _span_table(uniq: pl.Series, specs, py) -> pl.DataFrame | None:
 
 
 def _parse_by_shape(frame: pl.DataFrame, regex: str | None, patterns: list[Pattern],
-                    cache: ShapeCache | None, shapes: Shapes | None = None) -> pl.DataFrame | None:  # long: the steps of the docstring, each checked
+                    cache: ShapeCache | None, shapes: Shapes | None = None) -> pl.DataFrame | None:
     """``classify(peel(frame, regex), patterns, cache)``, computed once per line *shape*.
 
-    Each line's cleaned text is digit-masked and encoded once (``shapes.encode``); on the
-    distinct shapes (a few hundred per 100k lines of a busy server) the header extent is a
-    DFA-only search, the header groups' spans come from the Python regex per distinct
-    masked header, an optional suffix (``[repeated Nx across cluster]``) is cut per shape,
-    and the message shapes are classified (through the file's ``ShapeCache``). Lines then
-    take their shape's spans, pattern and message shape by index: no regex runs per line
-    except on the few lines whose shape holds the literal of a pattern that is not digit
-    invariant. Exact for the same reason as ``_header_groups_fast`` and ``classify``.
-    ``shapes``: the encoding of the frame's raw lines if the caller has it (made before
-    redaction, see redact.redact_shaped); used when the cleaned text is the raw text.
-    None: the caller takes the separate steps (no prefix plan, a small frame, or the
-    engines disagree on a span)."""
+    Each line's cleaned text is digit-masked and encoded once (``shapes.encode``); what is
+    the same for every line of a shape is decided on the distinct shapes (``_shape_table``:
+    header and message extent, group spans, message shape; then the pattern of each message
+    shape, through the file's ``ShapeCache``). Lines then take their shape's spans, pattern
+    and message shape by index: no regex runs per line except on the few lines whose shape
+    holds the literal of a pattern that is not digit invariant. Exact for the same reason as
+    ``_header_groups_fast`` and ``classify``. ``shapes``: the encoding of the frame's raw
+    lines if the caller has it (made before redaction, see redact.redact_shaped); used when
+    the cleaned text is the raw text. None: the caller takes the separate steps (no prefix
+    plan, a small frame, or the engines disagree on a span)."""
     plan = _prefix_plan(regex) if regex else None
     literals = _shape_plan(tuple((p.regex, p.literal) for p in patterns))
     if plan is None or literals is None or frame.height < _SHAPE_MIN_ROWS or not _shape_path_pays(cache):
@@ -739,7 +666,39 @@ def _parse_by_shape(frame: pl.DataFrame, regex: str | None, patterns: list[Patte
         return None
     if cache is not None:
         cache.shape_share = sh.shapes.len() / frame.height
-    keys = sh.shapes
+    table = _shape_table(sh.shapes, plan)
+    if table is None:
+        return None
+    st, present = table
+    # the header groups and the message of every line: slices of its text at its shape's spans
+    # (a group no shape has, e.g. Ray process tags in a plain SGLang log, is a null column)
+    cols = {"_text": frame["_text"], "_hl": sh.take(st["_hl"]), "_ml": sh.take(st["_ml"])}
+    for g in present:
+        cols[f"_s_{g}"], cols[f"_l_{g}"] = sh.take(st[f"_s_{g}"]), sh.take(st[f"_l_{g}"])
+    ext = pl.DataFrame(cols).select(
+        [(pl.col("_text").str.slice(pl.col(f"_s_{g}"), pl.col(f"_l_{g}")) if g in present
+          else pl.lit(None, dtype=pl.Utf8)).alias(g) for g in plan.all_groups if g != "msg"]
+        + [pl.col("_text").str.slice(pl.col("_hl"), pl.col("_ml")).alias("msg")]
+    ).select(list(plan.all_groups))
+    frame = _with_header(frame, ext)
+    # the pattern of each message shape, then of each line
+    counts = pl.Series("_n", _bincount(sh.ids, st.height), dtype=pl.UInt32)
+    uniq = st.select("_shape", "_nolevel", counts).group_by("_shape", "_nolevel").agg(pl.col("_n").sum())
+    claims = _pattern_table(uniq, patterns, literals, cache or ShapeCache())
+    st = st.select("_shape", "_nolevel").join(claims, on=["_shape", "_nolevel"], how="left", nulls_equal=True,
+                                               maintain_order="left")
+    frame = frame.with_columns(sh.take(st["_shape"]).alias("_shape"))
+    claimed = _line_by_line_where_ambiguous(frame, patterns, sh.take(st["pattern"]), sh.take(st["_amb"]))
+    return frame.with_columns(claimed.alias("pattern"))
+
+
+def _shape_table(keys: pl.Series, plan: _PrefixPlan) -> tuple[pl.DataFrame, list[str]] | None:
+    """Per distinct line shape (``keys``, digit-masked lines): the header length ``_hl``, the
+    start ``_s_g`` and length ``_l_g`` of every prefix group ``g`` (header groups and suffix
+    groups), the message length ``_ml`` (null: to the end), the message shape ``_shape`` and
+    ``_nolevel``; plus the groups some shape has. The header extent is a DFA-only search, the
+    spans come from the Python regex per distinct masked header (``_header_spans``) and per
+    suffixed message (``_cut_suffix``). None: the two regex engines disagree."""
     hl = keys.str.extract_all(plan.header_nocap).list.first().str.len_chars()
     if hl.null_count():
         return None
@@ -758,28 +717,8 @@ def _parse_by_shape(frame: pl.DataFrame, regex: str | None, patterns: list[Patte
     st = st.with_columns(pl.col("_k").str.slice(pl.col("_hl"), pl.col("_ml")).alias("_shape"),
                          pl.col("_s_level").is_null().alias("_nolevel") if "_s_level" in st.columns
                          else pl.lit(True).alias("_nolevel"))
-    # the header groups and the message of every line: slices of its text at its shape's spans
-    # (a group no shape has, e.g. Ray process tags in a plain SGLang log, is a null column)
     present = [g for g in plan.groups + tuple(tail_groups) if st[f"_s_{g}"].is_not_null().any()]
-    cols = {"_text": frame["_text"], "_hl": sh.take(st["_hl"]), "_ml": sh.take(st["_ml"])}
-    for g in present:
-        cols[f"_s_{g}"], cols[f"_l_{g}"] = sh.take(st[f"_s_{g}"]), sh.take(st[f"_l_{g}"])
-    lines = pl.DataFrame(cols)
-    ext = lines.select(
-        [(pl.col("_text").str.slice(pl.col(f"_s_{g}"), pl.col(f"_l_{g}")) if g in present
-          else pl.lit(None, dtype=pl.Utf8)).alias(g) for g in plan.all_groups if g != "msg"]
-        + [pl.col("_text").str.slice(pl.col("_hl"), pl.col("_ml")).alias("msg")]
-    ).select(list(plan.all_groups))
-    frame = _with_header(frame, ext)
-    # the pattern of each message shape, then of each line
-    counts = pl.Series("_n", _bincount(sh.ids, st.height), dtype=pl.UInt32)
-    uniq = st.select("_shape", "_nolevel", counts).group_by("_shape", "_nolevel").agg(pl.col("_n").sum())
-    table = _pattern_table(uniq, patterns, literals, cache or ShapeCache())
-    st = st.select("_shape", "_nolevel").join(table, on=["_shape", "_nolevel"], how="left", nulls_equal=True,
-                                               maintain_order="left")
-    frame = frame.with_columns(sh.take(st["_shape"]).alias("_shape"))
-    claimed = _line_by_line_where_ambiguous(frame, patterns, sh.take(st["pattern"]), sh.take(st["_amb"]))
-    return frame.with_columns(claimed.alias("pattern"))
+    return st, present
 
 
 #: above this share of distinct line shapes per line, parsing by shape costs more than the

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..resources import data_path
-from .shapes import Shapes
+from .shapes import Shapes, digit_invariant
 
 REDACTED = "***"
 _UNSET = "\ue000"  # marks "api_key=None" so that the value rules leave it alone
@@ -224,9 +224,7 @@ def redact_shaped(frame: pl.DataFrame, column: str, keep_prompts: bool, state: R
 @functools.lru_cache(maxsize=4)
 def _digit_invariant_hint(hint: str) -> bool:
     """Whether the pre-test gives the same answer on a line and on its digit-masked shape."""
-    from .parse import _digit_invariant
-
-    return _digit_invariant(hint, ends=True)
+    return digit_invariant(hint, ends=True)
 
 
 def _mask_open_records(col: pl.Series, hinted: pl.Series, state: RedactState, pol: _Policy) -> pl.Series | None:

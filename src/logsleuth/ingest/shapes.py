@@ -13,7 +13,7 @@ Why: a server log repeats a few hundred shapes (a decode line differs from the n
 its numbers), so whatever is the same for every line of a shape (where the log header ends,
 which grammar pattern claims the message, where each typed field sits) is computed once per
 shape and taken to the lines with ``ids``. That is exact for every regex that treats all
-ASCII digits alike (``parse._digit_invariant``).
+ASCII digits alike, which ``digit_invariant(pattern)`` checks on the regex's parse tree.
 
 How: the masking runs on the Arrow bytes with numpy (a regex replace over every line costs
 ~50x more, polars' ``replace_many`` ~3x) and the encoding is Arrow's hash-based
@@ -83,3 +83,74 @@ def encode(series: pl.Series) -> Shapes | None:
     enc = pc.dictionary_encode(_masked_arrow(series))
     ids = pl.from_arrow(enc.indices).cast(pl.UInt32)
     return Shapes(ids=ids, shapes=pl.from_arrow(enc.dictionary).alias("_k"))
+
+
+def digit_invariant(pattern: str, ends: bool = False) -> bool:  # long: one walk over sre's parse tree, its opcode tables beside it
+    """True if every atom of ``pattern`` treats the ASCII digits 0-9 alike and it has no
+    assertion other than ^ (checked on Python's parse tree of the pattern). With ``ends``,
+    ``$``, ``\\Z``, ``\\b`` and ``\\B`` are allowed too: they keep a *match test* digit
+    invariant (digits stay word characters when masked), though not the extent of a
+    header match on a cut-off header text."""
+    try:
+        import re._parser as sre_parse  # Python 3.11+
+        from re import _constants as C
+    except ImportError:  # pragma: no cover
+        return False
+    digits = set(range(48, 58))
+    all_cats = {C.CATEGORY_DIGIT, C.CATEGORY_WORD, C.CATEGORY_NOT_SPACE, C.CATEGORY_UNI_DIGIT,
+                C.CATEGORY_UNI_WORD, C.CATEGORY_UNI_NOT_SPACE, C.CATEGORY_LOC_WORD}
+    no_cats = {C.CATEGORY_NOT_DIGIT, C.CATEGORY_NOT_WORD, C.CATEGORY_SPACE, C.CATEGORY_UNI_NOT_DIGIT,
+               C.CATEGORY_UNI_NOT_WORD, C.CATEGORY_UNI_SPACE, C.CATEGORY_LOC_NOT_WORD,
+               C.CATEGORY_LINEBREAK, C.CATEGORY_NOT_LINEBREAK, C.CATEGORY_UNI_LINEBREAK,
+               C.CATEGORY_UNI_NOT_LINEBREAK}
+
+    end_ats = {C.AT_END, C.AT_END_STRING, C.AT_BOUNDARY, C.AT_NON_BOUNDARY}
+
+    def cls_ok(items) -> bool:
+        got: set[int] = set()
+        for op, av in items:
+            if op is C.NEGATE:
+                continue
+            if op is C.LITERAL:
+                got |= {av} & digits
+            elif op is C.RANGE:
+                got |= set(range(av[0], av[1] + 1)) & digits
+            elif op is C.CATEGORY:
+                if av in all_cats:
+                    got |= digits
+                elif av not in no_cats:
+                    return False
+            else:
+                return False
+        return not got or got == digits
+
+    def walk(seq) -> bool:
+        for op, av in seq:
+            if op in (C.LITERAL, C.NOT_LITERAL):
+                if av in digits:
+                    return False
+            elif op is C.ANY:
+                continue
+            elif op is C.IN:
+                if not cls_ok(av):
+                    return False
+            elif op is C.AT:
+                if av not in (C.AT_BEGINNING, C.AT_BEGINNING_STRING) and not (ends and av in end_ats):
+                    return False
+            elif op is C.SUBPATTERN:
+                if not walk(av[-1]):
+                    return False
+            elif op in (C.MAX_REPEAT, C.MIN_REPEAT):
+                if not walk(av[2]):
+                    return False
+            elif op is C.BRANCH:
+                if not all(walk(b) for b in av[1]):
+                    return False
+            else:  # GROUPREF, ASSERT, ASSERT_NOT, ATOMIC_GROUP, POSSESSIVE_REPEAT, ...
+                return False
+        return True
+
+    try:
+        return walk(sre_parse.parse(pattern))
+    except Exception:
+        return False
