@@ -422,6 +422,11 @@ def main() -> None:
         if isinstance(exc, MemoryError):
             _err("out of memory (run with --debug for a traceback)")
             sys.exit(int(ExitCode.INTERNAL))
+        if type(exc).__name__ == "OutOfMemoryException" and not debug_requested(sys.argv[1:]):
+            # DuckDB's, under the cap an ingest sets: say which knob raises it
+            _err(f"DuckDB ran out of memory: {_one_line(exc)}; raise its cap with LOGSLEUTH_INGEST_MEMORY "
+                 "(e.g. LOGSLEUTH_INGEST_MEMORY=1GB)")
+            sys.exit(int(ExitCode.INTERNAL))
         if debug_requested(sys.argv[1:]):
             raise
         _err(f"internal error: {type(exc).__name__}: {_one_line(exc)} (run with --debug for a traceback)")

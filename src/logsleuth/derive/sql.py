@@ -73,7 +73,16 @@ def run_set(con, name: str, *, runs=(), sources=(), frames: dict | None = None, 
         con.register(key, frame.to_arrow())
     try:
         cur = con.execute(q, list(params))
-        return cur.fetchall() if cur.description is not None else []
-    finally:
+        rows = cur.fetchall() if cur.description is not None else []
+    except BaseException:
+        # the statement's own error is the one to report: after it DuckDB refuses every
+        # further call in the aborted transaction, unregister too
         for key in frames:
-            con.unregister(key)
+            try:
+                con.unregister(key)
+            except Exception:
+                pass
+        raise
+    for key in frames:
+        con.unregister(key)
+    return rows

@@ -50,9 +50,12 @@ def _next_id(con, table: str, col: str) -> int:
 #: file is one transaction; with DuckDB's default cap (80% of RAM) it keeps the rows of the
 #: open transaction in memory and peak RSS grows with the file (1.6 GB for 2 GB of log);
 #: capped, it writes them out as it goes and RSS stays flat. Peak RSS of the generated 2 GB
-#: logs: vLLM 1,052 MB at 160 MB, 976 MB at 64 MB; SGLang 844 / 800 MB; no slower, and run
-#: derivation and the rollup spill within it.
+#: logs: vLLM 1,052 MB at 160 MB, 976 MB at 64 MB; SGLang 844 / 800 MB; no slower.
 INGEST_MEMORY = "64MB"
+#: DuckDB's memory cap while the runs of a source are derived, after its lines are stored (the
+#: chunks' memory is given back by then): set-based updates keep their undo data in memory,
+#: and rewriting the spec_stats rows of a 2 GB vLLM log ran out of memory at 64 MB
+DERIVE_MEMORY = "256MB"
 #: files from this size on are checkpointed right after their ingest
 CHECKPOINT_BYTES = 32 << 20
 
@@ -115,6 +118,13 @@ def ingest_memory(con):
 def ingest_memory_limit() -> str:
     """The memory cap of an ingest: INGEST_MEMORY, or LOGSLEUTH_INGEST_MEMORY when it is a size."""
     return _memory_setting(os.environ.get("LOGSLEUTH_INGEST_MEMORY", INGEST_MEMORY))
+
+
+def derive_memory(con):
+    """DuckDB's memory cap while runs are derived: DERIVE_MEMORY, or LOGSLEUTH_INGEST_MEMORY
+    when it is set (the user's cap holds for the whole ingest); restored afterwards."""
+    return duckdb_setting(con, "memory_limit",
+                          _memory_setting(os.environ.get("LOGSLEUTH_INGEST_MEMORY", DERIVE_MEMORY)))
 
 
 def _memory_setting(text: str) -> str:
@@ -308,10 +318,11 @@ def _read_and_store(ctx: IngestContext) -> int:
     return _ChunkLoop(ctx).run()
 
 
-#: stamped chunks that may wait for the writer thread, the one it is storing included: two
-#: let the fold run a chunk ahead when one store takes longer than the next fold (one more
-#: chunk in memory, ~60 MB at the default chunk size)
-STORE_QUEUE = 2
+#: stamped chunks that may wait for the writer thread, the one it is storing included. Two
+#: let the fold run a chunk ahead when one store takes longer than the next fold, but hold
+#: one more chunk in memory (~80 MB: the generated 2 GB vLLM log peaked at 1,060 MB RSS) for
+#: a gain lost in the noise of a loaded 2-core machine
+STORE_QUEUE = 1
 
 
 class _ChunkLoop:
@@ -520,7 +531,8 @@ def _finish(ctx: IngestContext, head: str, n_lines: int, status: str) -> IngestR
         notes.append(f"{ctx.stats['truncated_lines']} over-long line(s) stored truncated")
     _merge_prelaunch_run(con, ctx)
     det.run_engines = dict(ctx.run_engines)  # the engine of each run (a file may hold several)
-    run_ids = finalize_source(con, ctx.source_id, det, src, ctx.tstate, ctx.base_run, ctx.opts, head)
+    with derive_memory(con):
+        run_ids = finalize_source(con, ctx.source_id, det, src, ctx.tstate, ctx.base_run, ctx.opts, head)
     offset, line_no, time_d, runs_d, stats, extra = ctx.resume
     head_len, head_sha, edge_sha = source_mod.fingerprint(src.real_path, src.compressed, src.read_end)
     st = source_mod.ResumeState(
