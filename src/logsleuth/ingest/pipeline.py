@@ -120,11 +120,13 @@ def ingest_memory_limit() -> str:
     return _memory_setting(os.environ.get("LOGSLEUTH_INGEST_MEMORY", INGEST_MEMORY))
 
 
-def derive_memory(con):
-    """DuckDB's memory cap while runs are derived: DERIVE_MEMORY, or LOGSLEUTH_INGEST_MEMORY
-    when it is set (the user's cap holds for the whole ingest); restored afterwards."""
-    return duckdb_setting(con, "memory_limit",
-                          _memory_setting(os.environ.get("LOGSLEUTH_INGEST_MEMORY", DERIVE_MEMORY)))
+def raise_memory_for_derivation(con) -> None:
+    """Lift DuckDB's memory cap to DERIVE_MEMORY (or LOGSLEUTH_INGEST_MEMORY when it is set:
+    the user's cap holds for the whole ingest) for the rest of the ingest; ``ingest_memory``
+    restores the connection's own cap at its end. Not lowered again after the derivation:
+    DuckDB refuses a cap below what it holds, and that refusal aborts the transaction (the
+    generated 2 GB vLLM log lost its ingest so)."""
+    con.execute(f"SET memory_limit = '{_memory_setting(os.environ.get('LOGSLEUTH_INGEST_MEMORY', DERIVE_MEMORY))}'")
 
 
 def _memory_setting(text: str) -> str:
@@ -531,8 +533,8 @@ def _finish(ctx: IngestContext, head: str, n_lines: int, status: str) -> IngestR
         notes.append(f"{ctx.stats['truncated_lines']} over-long line(s) stored truncated")
     _merge_prelaunch_run(con, ctx)
     det.run_engines = dict(ctx.run_engines)  # the engine of each run (a file may hold several)
-    with derive_memory(con):
-        run_ids = finalize_source(con, ctx.source_id, det, src, ctx.tstate, ctx.base_run, ctx.opts, head)
+    raise_memory_for_derivation(con)
+    run_ids = finalize_source(con, ctx.source_id, det, src, ctx.tstate, ctx.base_run, ctx.opts, head)
     offset, line_no, time_d, runs_d, stats, extra = ctx.resume
     head_len, head_sha, edge_sha = source_mod.fingerprint(src.real_path, src.compressed, src.read_end)
     st = source_mod.ResumeState(
