@@ -214,7 +214,7 @@ def _header_groups_fast(frame: pl.DataFrame, plan: _PrefixPlan) -> pl.DataFrame 
     hdr = text.str.extract_all(plan.header_nocap).list.first()
     hlen = hdr.str.len_chars()
     # mask only the header part (bytes to convert and mask: ~1/5 of the text)
-    keys = pl.DataFrame({"_k": _mask_digits(text.str.slice(0, hlen))})
+    keys = pl.DataFrame({"_k": mask_digits(text.str.slice(0, hlen))})
     uniq = keys["_k"].unique(maintain_order=True).drop_nulls()
     if uniq.len() > _MAX_SHAPES:
         return None
@@ -271,11 +271,6 @@ def _header_spans(uniq: pl.Series, plan: _PrefixPlan) -> pl.DataFrame | None:
          **{f"_l_{g}": pl.Series([v[1] for v in spans[g]], dtype=pl.Int64) for g in plan.groups}})
 
 
-def _mask_digits(series: pl.Series) -> pl.Series:
-    """``series`` with every ASCII digit 1-9 replaced by 0 (see shapes.mask_digits)."""
-    return mask_digits(series)
-
-
 def _detached(series: pl.Series) -> pl.Series:
     """A copy of a (small) string column that owns its bytes. Polars string columns are
     views into the buffers of the column they were cut from; a cache holding such a view
@@ -292,7 +287,7 @@ class ShapeCache:
         self.limit = limit
         self.frame: pl.DataFrame | None = None  # _shape, _nolevel, pattern, _amb
         # line shapes per line in the last chunk parsed by shape, and chunks parsed since:
-        # see _shape_path_pays
+        # see shape_path_expected
         self.shape_share: float = 0.0
         self.chunks_since_probe = 0
 
@@ -336,7 +331,7 @@ def classify(frame: pl.DataFrame, patterns: list[Pattern], cache: ShapeCache | N
     line with Aho-Corasick (``extract_many`` + explode; recursive ``contains_any``
     halving), one polars call testing all patterns of a block at once, and pre-claiming the
     hot patterns' lines with an exactness check."""
-    masked = _mask_digits(frame["msg"]).alias("_shape")
+    masked = mask_digits(frame["msg"]).alias("_shape")
     frame = frame.with_columns(masked)
     plan = _shape_plan(tuple((p.regex, p.literal) for p in patterns))
     n = frame.height
@@ -546,23 +541,17 @@ def extract(frame: pl.DataFrame, patterns: list[Pattern],
 _EXTRACT_COLUMNS = ["pattern", "line_no", "date", "md", "time", "rank", "tp_rank", "dp_rank", "proc", "pid", "msg",
                     "level", "_shape", "ts", "run_id"]
 _SHAPE_MIN_ROWS = 512  # below this the capture engine is cheap enough
-SHAPE_MIN_ROWS = _SHAPE_MIN_ROWS  # (for callers deciding whether to encode a chunk's shapes)
 
 
 @functools.lru_cache(maxsize=1024)
 def _py_regex(rx: str):
     """Python compile of a grammar regex usable for the shape fast path, else None."""
-    if not _digit_invariant_search(rx):
+    if not _digit_invariant(rx):
         return None
     try:
         return re.compile(rx)
     except re.error:
         return None
-
-
-@functools.lru_cache(maxsize=1024)
-def _digit_invariant_search(rx: str) -> bool:
-    return _digit_invariant(rx)
 
 
 def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]], masked: pl.Series | None = None,
@@ -584,7 +573,7 @@ def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]], mask
     if any(v is None for v in py.values()):
         return None
     if masked is None:
-        masked = _mask_digits(msg)
+        masked = mask_digits(msg)
     uniq = masked.unique().drop_nulls()
     if uniq.len() > _MAX_SHAPES or uniq.len() * 4 > msg.len():
         return None
@@ -656,7 +645,7 @@ def _parse_by_shape(frame: pl.DataFrame, regex: str | None, patterns: list[Patte
     plan, a small frame, or the engines disagree on a span)."""
     plan = _prefix_plan(regex) if regex else None
     literals = _shape_plan(tuple((p.regex, p.literal) for p in patterns))
-    if plan is None or literals is None or frame.height < _SHAPE_MIN_ROWS or not _shape_path_pays(cache):
+    if plan is None or literals is None or not _shape_path_taken(cache, frame.height):
         return None
     cleaned = _cleaned(frame)
     frame = frame.with_columns((frame["raw"] if cleaned is None else cleaned).alias("_text"))
@@ -729,15 +718,23 @@ _SHAPE_PATH_MAX_SHARE = 0.3
 _SHAPE_REPROBE = 8
 
 
-def _shape_path_pays(cache: ShapeCache | None) -> bool:
-    """Whether the next chunk of a file should be parsed by shape, judged on its last one."""
-    if cache is None or cache.shape_share <= _SHAPE_PATH_MAX_SHARE:
-        return True
-    cache.chunks_since_probe += 1
-    if cache.chunks_since_probe >= _SHAPE_REPROBE:
-        cache.chunks_since_probe = 0
-        return True
-    return False
+def shape_path_expected(cache: ShapeCache | None, n_lines: int) -> bool:
+    """Whether the next chunk of a file (``n_lines`` lines, parsed with ``cache``) goes by
+    shape: it is not small, and its file's last chunk had few enough distinct shapes or it is
+    time to probe again. No side effect (callers use it to decide whether to encode a chunk
+    ahead, for redaction)."""
+    if n_lines < _SHAPE_MIN_ROWS:
+        return False
+    return cache is None or cache.shape_share <= _SHAPE_PATH_MAX_SHARE \
+        or cache.chunks_since_probe + 1 >= _SHAPE_REPROBE
+
+
+def _shape_path_taken(cache: ShapeCache | None, n_lines: int) -> bool:
+    """``shape_path_expected``, counting the chunks a file with many shapes skips the path."""
+    taken = shape_path_expected(cache, n_lines)
+    if cache is not None and n_lines >= _SHAPE_MIN_ROWS and cache.shape_share > _SHAPE_PATH_MAX_SHARE:
+        cache.chunks_since_probe = 0 if taken else cache.chunks_since_probe + 1
+    return taken
 
 
 def _bincount(ids: pl.Series, n: int):
@@ -773,13 +770,6 @@ def _cut_suffix(st: pl.DataFrame, plan: _PrefixPlan, tail_groups: list[str]) -> 
             out[f"_s_{g}"].append(hl[j] + a if a >= 0 else None)
             out[f"_l_{g}"].append(b - a if a >= 0 else None)
     return st.with_columns([st[c].scatter(idx, pl.Series(v, dtype=pl.Int64)) for c, v in out.items()])
-
-
-def shape_path_expected(cache: ShapeCache | None) -> bool:
-    """Whether the next chunk parsed with ``cache`` will likely go by shape (so that encoding
-    its lines ahead, for redaction, is not wasted); no side effect."""
-    return cache is None or cache.shape_share <= _SHAPE_PATH_MAX_SHARE \
-        or cache.chunks_since_probe + 1 >= _SHAPE_REPROBE
 
 
 def parse_frame(frame: pl.DataFrame, grammars, engine: str, cache: ShapeCache | None = None,

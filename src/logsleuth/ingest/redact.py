@@ -12,7 +12,8 @@ Contract:
   prompts and outputs in every spelling (``text='..'``, ``prompt: b'..'``, compact JSON...).
 * ``redact_frame(frame, column, keep_prompts, state)`` applies ``redact`` to a frame of
   consecutive physical lines (``redact_shaped``: the same, given and returning the lines'
-  shapes, so that the ingest encodes a chunk once for redaction and parsing), and first masks multi-line request records: a prompt whose
+  shapes, so that the ingest encodes a chunk once for redaction and parsing), and first
+  masks multi-line request records: a prompt whose
   quoted value does not close on its line (vLLM request logging of a multi-line prompt,
   SGLang ``text='...`` continued on the next line) is masked up to its closing quote or the
   next log record, as one record. ``state`` (a ``RedactState``) carries an open record
@@ -202,7 +203,7 @@ def redact_shaped(frame: pl.DataFrame, column: str, keep_prompts: bool, state: R
     pol = policy()
     hint = pol.secret_hint if keep_prompts else f"{pol.secret_hint}|{pol.prompt_hint}"
     col = frame.get_column(column)
-    if shapes is not None and _digit_invariant_hint(hint):
+    if shapes is not None and digit_invariant(hint, ends=True):
         mask = shapes.take(shapes.shapes.str.contains(hint).fill_null(False))
     else:
         mask = col.str.contains(hint).fill_null(False)
@@ -219,12 +220,6 @@ def redact_shaped(frame: pl.DataFrame, column: str, keep_prompts: bool, state: R
     if shapes is not None:
         shapes = shapes.replaced(idx, masked)
     return frame.with_columns(col.clone().scatter(idx, masked).alias(column)), shapes
-
-
-@functools.lru_cache(maxsize=4)
-def _digit_invariant_hint(hint: str) -> bool:
-    """Whether the pre-test gives the same answer on a line and on its digit-masked shape."""
-    return digit_invariant(hint, ends=True)
 
 
 def _mask_open_records(col: pl.Series, hinted: pl.Series, state: RedactState, pol: _Policy) -> pl.Series | None:

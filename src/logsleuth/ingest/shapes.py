@@ -21,6 +21,7 @@ How: the masking runs on the Arrow bytes with numpy (a regex replace over every 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +86,7 @@ def encode(series: pl.Series) -> Shapes | None:
     return Shapes(ids=ids, shapes=pl.from_arrow(enc.dictionary).alias("_k"))
 
 
+@functools.lru_cache(maxsize=2048)
 def digit_invariant(pattern: str, ends: bool = False) -> bool:  # long: one walk over sre's parse tree, its opcode tables beside it
     """True if every atom of ``pattern`` treats the ASCII digits 0-9 alike and it has no
     assertion other than ^ (checked on Python's parse tree of the pattern). With ``ends``,

@@ -32,7 +32,7 @@ from concurrent.futures.process import BrokenProcessPool
 import polars as pl
 
 from ..scratch import scratch_dir
-from .parse import SHAPE_MIN_ROWS, ShapeCache, parse_frame, shape_path_expected
+from .parse import ShapeCache, parse_frame, shape_path_expected
 from .shapes import Shapes
 from .read import READ_COLUMNS
 
@@ -176,8 +176,7 @@ class ChunkParser:
     def wants_shapes(self, n_lines: int) -> bool:
         """Whether a chunk of ``n_lines`` lines should come with its line shapes (parsed
         inline, by shape; a worker process encodes its chunks itself)."""
-        return self.pool is None and n_lines >= SHAPE_MIN_ROWS and \
-            shape_path_expected(self.caches.get(self.parse_engine))
+        return self.pool is None and shape_path_expected(self.caches.get(self.parse_engine), n_lines)
 
     def submit(self, frame: pl.DataFrame, shapes: Shapes | None = None) -> tuple:
         """Queue a chunk for parsing; its engines are decided now, in read order.
