@@ -115,9 +115,10 @@ def ingest_memory(con):
     return duckdb_setting(con, "memory_limit", ingest_memory_limit())
 
 
-def ingest_memory_limit() -> str:
-    """The memory cap of an ingest: INGEST_MEMORY, or LOGSLEUTH_INGEST_MEMORY when it is a size."""
-    return _memory_setting(os.environ.get("LOGSLEUTH_INGEST_MEMORY", INGEST_MEMORY))
+def ingest_memory_limit(default: str = INGEST_MEMORY) -> str:
+    """The memory cap of an ingest: ``default`` (INGEST_MEMORY), or LOGSLEUTH_INGEST_MEMORY
+    when it is set (a size; anything else is refused)."""
+    return _memory_setting(os.environ.get("LOGSLEUTH_INGEST_MEMORY", default))
 
 
 def raise_memory_for_derivation(con) -> None:
@@ -126,7 +127,7 @@ def raise_memory_for_derivation(con) -> None:
     restores the connection's own cap at its end. Not lowered again after the derivation:
     DuckDB refuses a cap below what it holds, and that refusal aborts the transaction (the
     generated 2 GB vLLM log lost its ingest so)."""
-    con.execute(f"SET memory_limit = '{_memory_setting(os.environ.get('LOGSLEUTH_INGEST_MEMORY', DERIVE_MEMORY))}'")
+    con.execute(f"SET memory_limit = '{ingest_memory_limit(DERIVE_MEMORY)}'")
 
 
 def _memory_setting(text: str) -> str:
@@ -320,13 +321,6 @@ def _read_and_store(ctx: IngestContext) -> int:
     return _ChunkLoop(ctx).run()
 
 
-#: stamped chunks that may wait for the writer thread, the one it is storing included. Two
-#: let the fold run a chunk ahead when one store takes longer than the next fold, but hold
-#: one more chunk in memory (~80 MB: the generated 2 GB vLLM log peaked at 1,060 MB RSS) for
-#: a gain lost in the noise of a loaded 2-core machine
-STORE_QUEUE = 1
-
-
 class _ChunkLoop:
     """The chunks of one source, through three overlapping stages.
 
@@ -347,7 +341,7 @@ class _ChunkLoop:
         self.parser = ChunkParser(ctx.grammars, opts.grammar_dirs, ctx.parse_engine, ctx.switch, jobs,
                                   opts.shape_caches, parallel=parallel)
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="logsleuth-store")
-        self.pending: deque = deque()  # stores submitted to the writer, oldest first
+        self.pending = None  # the store of the previous chunk
         self.bulk_lines = BulkLines(ctx.con)  # lines_bulk rows, stored in whole row groups
         self.n_lines = self.done_bytes = 0
         # a multi-line prompt record may span chunks (and an append's resume point)
@@ -383,8 +377,8 @@ class _ChunkLoop:
                 self.take(chunk, fresh)
                 if not self.parser.lookahead():
                     self.read_ahead()  # inline: the next chunk is read and parsed once this one is handed on
-            while self.pending:
-                self.pending.popleft().result()
+            if self.pending is not None:
+                self.pending.result()
             self.bulk_lines.flush()  # after the writer's last chunk, before run derivation reads the lines
         finally:
             self.parser.close()
@@ -407,10 +401,10 @@ class _ChunkLoop:
     def store(self, folded) -> None:
         ctx = self.ctx
         f = _stamp(ctx, folded)
-        while len(self.pending) >= STORE_QUEUE:
-            self.pending.popleft().result()
-        self.pending.append(self.writer.submit(store_chunk, ctx.con, f, folded, ctx.pats, ctx.by_name, ctx.source_id,
-                                               ctx.spans, self.bulk_lines))
+        if self.pending is not None:
+            self.pending.result()
+        self.pending = self.writer.submit(store_chunk, ctx.con, f, folded, ctx.pats, ctx.by_name, ctx.source_id,
+                                          ctx.spans, self.bulk_lines)
         self.n_lines += f.height
         _count(ctx.stats, f)
 
