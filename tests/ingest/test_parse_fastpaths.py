@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from logsleuth.formats.grammar import default_grammars
+from logsleuth.ingest import extract as X
 from logsleuth.ingest import parse as P
 
 from support.paths import SAMPLES
@@ -61,10 +62,10 @@ def test_field_fast_path_equals_capture_engine(engine, monkeypatch):
     frame = pl.DataFrame({"raw": lines}).with_row_index("line_no", offset=1).with_columns(
         pl.col("line_no").cast(pl.Int64), pl.lit(False).alias("truncated"))
     parsed = P.parse_frame(frame, grammars, engine).frame
-    monkeypatch.setattr(P, "_SHAPE_MIN_ROWS", 10**12)
-    slow = P.extract(parsed, pats)
-    monkeypatch.setattr(P, "_SHAPE_MIN_ROWS", 1)
-    fast = P.extract(parsed, pats)
+    monkeypatch.setattr(X, "SHAPE_MIN_ROWS", 10**12)
+    slow = X.extract(parsed, pats)
+    monkeypatch.setattr(X, "SHAPE_MIN_ROWS", 1)
+    fast = X.extract(parsed, pats)
     assert slow.keys() == fast.keys()
     n_fast = 0
     for table in slow:
@@ -123,7 +124,7 @@ def test_shape_plan_marks_non_invariant_literals():
 
 
 def test_field_spans_cached_across_chunks_match_a_fresh_parse(monkeypatch):
-    monkeypatch.setattr(P, "_SHAPE_MIN_ROWS", 1)
+    monkeypatch.setattr(X, "SHAPE_MIN_ROWS", 1)
     grammars = default_grammars()
     pats = P.patterns_for(grammars, "sglang")
     lines = (SAMPLES / "sglang_tuned_v1.log").read_text(encoding="utf-8").split("\n")
@@ -132,9 +133,9 @@ def test_field_spans_cached_across_chunks_match_a_fresh_parse(monkeypatch):
     parsed = P.parse_frame(frame, grammars, "sglang").frame
     spans: dict = {}
     half = parsed.height // 2
-    warm = [P.extract(parsed.slice(0, half), pats, spans), P.extract(parsed.slice(half), pats, spans)]
+    warm = [X.extract(parsed.slice(0, half), pats, spans), X.extract(parsed.slice(half), pats, spans)]
     assert spans, "the span cache was not used"
-    cold = [P.extract(parsed.slice(0, half), pats), P.extract(parsed.slice(half), pats)]
+    cold = [X.extract(parsed.slice(0, half), pats), X.extract(parsed.slice(half), pats)]
     for w, c in zip(warm, cold):
         assert w.keys() == c.keys()
         for table in w:
@@ -171,8 +172,11 @@ def test_parse_by_shape_equals_the_separate_steps(engine, monkeypatch):
     for name, lines in list(_frames()) + list(_corpus_frames()):
         frame = pl.DataFrame({"raw": lines + EDGE}).with_row_index("line_no", offset=1).with_columns(
             pl.col("line_no").cast(pl.Int64), pl.lit(False).alias("truncated"))
-        by_shape = P._parse_by_shape(frame, regex, pats, cache)
-        assert by_shape is not None, name
+        result = P._parse_by_shape(frame, regex, pats, cache)
+        assert result is not None, name
+        by_shape, keys = result
+        # a line's message shape comes as an index into the chunk's message shapes
+        by_shape = by_shape.with_columns(keys.gather(by_shape["_sid"]).alias("_sid")).rename({"_sid": "_shape"})
         separate = P.classify(P.peel(frame, regex), pats, P.ShapeCache())
         assert by_shape.columns == separate.columns, name
         for col in separate.columns:
@@ -207,6 +211,7 @@ def test_thousands_separators_are_removed_only_where_a_shape_has_them(with_comma
     """The shape path skips the ',' removal for a field no shape shows a comma in; a value
     printed with separators still parses whole."""
     monkeypatch.setattr(P, "_SHAPE_MIN_ROWS", 1)
+    monkeypatch.setattr(X, "SHAPE_MIN_ROWS", 1)
     grammars = default_grammars()
     pats = P.patterns_for(grammars, "vllm")
     value = "94,135" if with_commas else "94135"
@@ -215,6 +220,34 @@ def test_thousands_separators_are_removed_only_where_a_shape_has_them(with_comma
     frame = pl.DataFrame({"raw": lines}).with_row_index("line_no", offset=1).with_columns(
         pl.col("line_no").cast(pl.Int64), pl.lit(False).alias("truncated"))
     parsed = P.parse_frame(frame, grammars, "vllm").frame
-    rows = pl.concat(P.extract(parsed, pats, {})["events"], how="diagonal_relaxed")
+    rows = pl.concat(X.extract(parsed, pats, {})["events"], how="diagonal_relaxed")
     assert rows["value"].to_list() == [94135.0] * 50
     assert rows["tokens_per_request"].to_list() == [65536] * 50
+
+
+@pytest.mark.parametrize("engine", ["sglang", "vllm"])
+def test_typed_rows_cut_at_parse_equal_a_later_extraction(engine, monkeypatch):
+    """``parse_frame(typed=True)`` cuts the fields with each line's shape index (``_sid``
+    into the chunk's message shapes); the rows equal those ``extract`` gives later from the
+    untyped frame (its ``_shape`` text), table for table and part for part, on every sample
+    and corpus file."""
+    monkeypatch.setattr(P, "_SHAPE_MIN_ROWS", 1)
+    monkeypatch.setattr(P, "_SHAPE_PATH_MAX_SHARE", 2.0)
+    monkeypatch.setattr(X, "SHAPE_MIN_ROWS", 1)
+    grammars = default_grammars()
+    pats = P.patterns_for(grammars, engine)
+    n_rows = 0
+    for name, lines in list(_frames()) + list(_corpus_frames()):
+        frame = pl.DataFrame({"raw": lines}).with_row_index("line_no", offset=1).with_columns(
+            pl.col("line_no").cast(pl.Int64), pl.lit(False).alias("truncated"))
+        typed = P.parse_frame(frame, grammars, engine, P.ShapeCache(), typed=True)
+        untyped = P.parse_frame(frame, grammars, engine, P.ShapeCache()).frame
+        later = X.extract(untyped, pats, {})
+        assert typed.tables.keys() == later.keys(), name
+        for table, parts in later.items():
+            assert len(typed.tables[table]) == len(parts), f"{name}: {table}"
+            for a, b in zip(typed.tables[table], parts):
+                assert a.drop("_sid", strict=False).equals(b.drop("_shape", strict=False)), f"{name}: {table}"
+                n_rows += b.height
+        assert "_sid" not in typed.frame.columns and "_shape" not in typed.frame.columns
+    assert n_rows > 1000

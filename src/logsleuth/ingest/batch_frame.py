@@ -51,6 +51,7 @@ from .options import IngestOptions, IngestResult
 from .read import READ_COLUMNS, Source, _fast_frame, _post, check_growth, open_source
 from .redact import RedactState, policy, redact_frame, redact_name
 from .workers import parse_segments
+from .extract import extract
 from .write import BulkLines, insert, store_chunk
 
 #: event kinds that make lines before a launch a run of their own (derive/runs._has_activity
@@ -222,7 +223,7 @@ def _plain_frame(files: list[_File]) -> pl.DataFrame | None:
         if sub.height == 0:
             continue
         read = sub.drop("_file")
-        out = parse_segments([(ctx.parse_engine, read)], grammars, opts.shape_caches)
+        out = parse_segments([(ctx.parse_engine, read)], grammars, opts.shape_caches).frame
         sub = sub.hstack(out.drop("line_no"))
         _drop(sub, by_index, _not_plain(sub, ctx, grammars))
         sub = sub.filter(pl.col("_file").is_in([f.index for f in members if f.plain]))
@@ -597,7 +598,9 @@ def _store_plain(con, plain: list[_File], frame: pl.DataFrame) -> dict:
     bulk, spans = BulkLines(con), {}
     for (server, engine), sub in f.group_by(["_server", "_engine"], maintain_order=True):
         ctx = ctx_of(server, engine)
-        store_chunk(con, sub, Folded(sub, None, None, None, set()), ctx.pats, ctx.by_name, sid, spans, bulk)
+        # (the frame is stamped, so the typed rows carry their timestamps and runs)
+        store_chunk(con, sub, Folded(sub, None, None, None, set()), ctx.pats, ctx.by_name, sid,
+                    extract(sub, ctx.pats, spans), bulk)
     bulk.flush()  # before run derivation reads the lines
     for p in plain:
         if p.opts.progress:

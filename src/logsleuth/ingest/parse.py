@@ -1,10 +1,11 @@
-"""Classify lines and extract typed fields, vectorized with polars.
+"""Classify lines: peel the log header, find the pattern that claims each message.
 
 Contract: ``parse_frame(frame, grammars, engine)`` takes a chunk frame (``line_no``,
 ``raw``, ``truncated``) and returns a ``Parsed`` with the frame enriched by the peeled
 header (``msg``, ``date``, ``md``, ``time``, ``level``, ``proc``, ``pid``, ``rank``,
-``tp_rank``, ``dp_rank``) and by ``pattern``/``table`` (null = nothing claimed it), plus
-one polars frame per target table holding the typed fields of the claimed lines.
+``tp_rank``, ``dp_rank``) and by ``pattern``/``table`` (null = nothing claimed it); with
+``typed=True`` also the typed rows of the claimed lines per target table (cut by
+ingest/extract.py, in the same place: parsing is where a chunk's lines are at hand).
 
 How: one prefix regex peels the header, then each pattern in priority order is tried
 only on still-unclaimed lines that contain its literal (a cheap substring test) and then
@@ -28,8 +29,10 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..formats.grammar import Grammar, Pattern
+from .extract import extract
 from .read import strip_ansi
-from .shapes import Shapes, digit_invariant as _digit_invariant, encode, mask_digits
+from .shapes import MAX_SHAPES as _MAX_SHAPES, SHAPE_MIN_ROWS as _SHAPE_MIN_ROWS, Shapes, detached as _detached, \
+    digit_invariant as _digit_invariant, encode, mask_digits
 
 _PREFIX_GROUPS = ["ext_ts", "date", "md", "time", "procs", "level", "file", "lineno",
                   "dp", "pp", "tp", "ep", "pp2", "gpu", "repeated", "msg"]
@@ -192,7 +195,6 @@ def _prefix_plan(regex: str) -> _PrefixPlan | None:
     return _PrefixPlan(regex, header, nocap, groups, tail, suffix, all_groups)
 
 
-_MAX_SHAPES = 20000
 
 
 def _header_groups_fast(frame: pl.DataFrame, plan: _PrefixPlan) -> pl.DataFrame | None:  # long: the three steps of the docstring, each checked against the slow path
@@ -271,17 +273,11 @@ def _header_spans(uniq: pl.Series, plan: _PrefixPlan) -> pl.DataFrame | None:
          **{f"_l_{g}": pl.Series([v[1] for v in spans[g]], dtype=pl.Int64) for g in plan.groups}})
 
 
-def _detached(series: pl.Series) -> pl.Series:
-    """A copy of a (small) string column that owns its bytes. Polars string columns are
-    views into the buffers of the column they were cut from; a cache holding such a view
-    keeps every chunk's whole text alive (RSS grew ~12 MB per 16 MB chunk)."""
-    return pl.Series(series.name, series.to_list(), dtype=series.dtype)
-
-
 class ShapeCache:
     """Pattern claimed per shape, kept across the chunks of one file: a server log repeats
     the same few hundred shapes for hours, so after the first chunk nearly every shape is
-    known and only new ones are classified. Bounded: cleared past ``limit`` shapes."""
+    known and only new ones are classified. Bounded: cleared past ``limit`` shapes. Also
+    keeps the field spans per shape that extraction found (``spans``)."""
 
     def __init__(self, limit: int = 50_000):
         self.limit = limit
@@ -290,6 +286,7 @@ class ShapeCache:
         # see shape_path_expected
         self.shape_share: float = 0.0
         self.chunks_since_probe = 0
+        self.spans: dict = {}  # field spans per pattern and shape (ingest/extract.py)
 
     def split(self, uniq: pl.DataFrame) -> tuple[pl.DataFrame | None, pl.DataFrame]:
         """(known shapes with their pattern, unknown shapes)."""
@@ -462,175 +459,8 @@ def _classify_iter(frame: pl.DataFrame, patterns: list[Pattern], msg: pl.Series,
     return claimed
 
 
-def _cast(expr: pl.Expr, ftype: str, scale: float | None, commas: bool = True) -> pl.Expr:
-    """The typed value of a captured text (``commas``: it may hold thousands separators)."""
-    plain = expr.str.replace_all(",", "", literal=True) if commas else expr
-    if ftype in ("int", "thousands"):
-        out = plain.cast(pl.Int64, strict=False)
-    elif ftype == "float":
-        out = plain.cast(pl.Float64, strict=False)
-    elif ftype == "pct":
-        # times 0.01, not / 100: polars divides a one-row column exactly but a longer one by
-        # multiplying with the reciprocal, so a value depended on how many rows its chunk had
-        out = expr.str.strip_suffix("%").cast(pl.Float64, strict=False) * 0.01
-    elif ftype == "bool":
-        out = expr.str.to_lowercase().is_in(["true", "yes", "1"])
-        return out
-    elif ftype == "float_list":
-        out = expr.str.split(",").list.eval(pl.element().str.strip_chars().cast(pl.Float64, strict=False))
-    elif ftype == "pct_list":
-        out = expr.str.split(",").list.eval(
-            pl.element().str.strip_chars().str.strip_suffix("%").cast(pl.Float64, strict=False) * 0.01)
-    else:
-        return expr
-    if scale is not None:
-        out = out * scale
-    if ftype in ("float", "pct"):  # 1e309, 400 nines: not a measurement
-        out = pl.when(out.cast(pl.Float64).is_finite()).then(out).otherwise(None)
-    return out
-
-
-def extract(frame: pl.DataFrame, patterns: list[Pattern],
-            spans: dict | None = None) -> dict[str, list[pl.DataFrame]]:
-    """Typed rows per target table for every claimed line (one pass per pattern).
-
-    ``spans``: a dict kept across the chunks of one file, holding per pattern the field
-    spans of every shape seen so far (see ``_shape_extract``); the masked message computed
-    by ``classify`` (``_shape``) is reused when the frame still has it."""
-    out: dict[str, list[pl.DataFrame]] = {}
-    # only the columns extraction reads: splitting by pattern copies every column it carries
-    need = [c for c in _EXTRACT_COLUMNS if c in frame.columns]
-    claimed = frame.select(need).filter(pl.col("pattern").is_not_null())
-    if claimed.height == 0:
-        return out
-    by_name = {p.name: p for p in patterns}
-    for (name,), sub in claimed.group_by("pattern", maintain_order=True):
-        p = by_name.get(name)
-        if p is None or (p.table == "lines" and not p.fields):  # fold labels, no typed row
-            continue
-        cols: list[pl.Expr] = []
-        named = [f for f in p.fields if f.group]
-        own = [f for f in p.fields if not f.group]
-        fast = None
-        commas: dict[str, bool] = {}  # (shape path) output name -> some value holds a ','
-        if sub.height >= _SHAPE_MIN_ROWS and p.fields:
-            specs = [(f"_g_{f.name}", p.regex, f.group) for f in named] + [(f"_g_{f.name}", f.regex, 1) for f in own]
-            fast = _shape_extract(sub["msg"], specs, sub["_shape"] if "_shape" in sub.columns else None,
-                                  spans, commas)
-        if fast is not None:
-            sub = sub.with_columns(fast)
-        else:
-            if named:
-                groups = sub.select(pl.col("msg").str.extract_groups(p.regex).alias("_g")).unnest("_g")
-                sub = sub.with_columns([groups[f.group].alias(f"_g_{f.name}") for f in named])
-            if own:
-                sub = sub.with_columns([pl.col("msg").str.extract(f.regex, 1).alias(f"_g_{f.name}") for f in own])
-        for f in p.fields:
-            cols.append(_cast(pl.col(f"_g_{f.name}"), f.type, f.scale, commas.get(f"_g_{f.name}", True))
-                        .alias(f.name))
-        for k, v in p.const.items():
-            cols.append(pl.lit(v).alias(k))
-        base = ["line_no", "date", "md", "time", "rank", "tp_rank", "dp_rank", "proc", "pid", "msg",
-                "level"] + [c for c in ("ts", "run_id") if c in sub.columns]
-        rows = sub.select([pl.col(c) for c in base] + cols).with_columns(
-            pl.lit(p.kind).alias("_kind"), pl.lit(p.name).alias("_pattern"))
-        out.setdefault(p.table, []).append(rows)
-    return out
-
-
-_EXTRACT_COLUMNS = ["pattern", "line_no", "date", "md", "time", "rank", "tp_rank", "dp_rank", "proc", "pid", "msg",
-                    "level", "_shape", "ts", "run_id"]
-_SHAPE_MIN_ROWS = 512  # below this the capture engine is cheap enough
-
-
-@functools.lru_cache(maxsize=1024)
-def _py_regex(rx: str):
-    """Python compile of a grammar regex usable for the shape fast path, else None."""
-    if not _digit_invariant(rx):
-        return None
-    try:
-        return re.compile(rx)
-    except re.error:
-        return None
-
-
-def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]], masked: pl.Series | None = None,
-                   cache: dict | None = None, commas: dict | None = None) -> list[pl.Series] | None:
-    """Capture groups of several regexes over ``msg`` without a capture engine per line.
-
-    ``specs``: (output name, regex, group name or 1). Lines are keyed by their digit-masked
-    text (``masked``, computed here when not given); each regex runs once per distinct key
-    (Python ``re`` for spans, checked against polars' captures on the same keys) and every
-    line takes the slices of its key's spans. Sound because each regex treats all ASCII
-    digits alike (``_digit_invariant``), so its match structure on a line equals that on the
-    masked line. ``cache`` keeps the span table of each ``specs`` across calls, so a shape
-    seen in an earlier chunk costs nothing. ``commas`` (a dict) is filled with, per output
-    name, whether any shape's capture holds a ',' (a digit-masked shape shows every comma, so
-    a False spares the thousands-separator removal on every line). None = use the slow path
-    (a regex not eligible, too many distinct keys, or the two engines disagree)."""
-    regexes = {rx for _, rx, _ in specs}
-    py = {rx: _py_regex(rx) for rx in regexes}
-    if any(v is None for v in py.values()):
-        return None
-    if masked is None:
-        masked = mask_digits(msg)
-    uniq = masked.unique().drop_nulls()
-    if uniq.len() > _MAX_SHAPES or uniq.len() * 4 > msg.len():
-        return None
-    key = tuple(specs)
-    known = cache.get(key) if cache is not None else None
-    if known is not None:
-        uniq = uniq.filter(~uniq.is_in(known["_k"].implode()))
-    shape = _span_table(uniq, specs, py) if uniq.len() else None
-    if shape is None and uniq.len():
-        return None
-    if known is not None:
-        shape = known if shape is None else pl.concat([known, shape], how="vertical_relaxed")
-    if cache is not None:
-        cache[key] = shape if shape.height <= _MAX_SHAPES else None
-    if commas is not None:
-        commas.update(shape.select([pl.col("_k").str.slice(pl.col(f"_s{n}"), pl.col(f"_l{n}"))
-                                    .str.contains(",", literal=True).any().alias(n) for n, _, _ in specs]).row(0, named=True))
-    cols = pl.DataFrame({"_m": msg, "_k": masked}).join(shape, on="_k", how="left", maintain_order="left")
-    out = cols.select([pl.col("_m").str.slice(pl.col(f"_s{n}"), pl.col(f"_l{n}")).alias(n) for n, _, _ in specs])
-    return [out[n] for n, _, _ in specs]
-
-
-def _span_table(uniq: pl.Series, specs, py) -> pl.DataFrame | None:
-    """Start and length of every spec's capture on each masked key (None: engines disagree)."""
-    regexes = list(py)
-    keys = uniq.to_list()
-    check: dict[str, pl.DataFrame] = {}
-    for rx in regexes:
-        groups = [g for _, r, g in specs if r == rx]
-        if all(isinstance(g, str) for g in groups):
-            check[rx] = uniq.str.extract_groups(rx).struct.unnest()
-        else:
-            check[rx] = pl.DataFrame({"1": uniq.str.extract(rx, 1)})
-    starts: dict[str, list] = {name: [] for name, _, _ in specs}
-    lens: dict[str, list] = {name: [] for name, _, _ in specs}
-    for j, k in enumerate(keys):
-        ms = {rx: py[rx].search(k) for rx in regexes}
-        for name, rx, g in specs:
-            m = ms[rx]
-            want = check[rx][g if isinstance(g, str) else "1"][j]
-            if m is None or m.span(g)[0] < 0:
-                if want is not None:
-                    return None
-                starts[name].append(None)
-                lens[name].append(None)
-                continue
-            a, b = m.span(g)
-            if want != k[a:b]:
-                return None
-            starts[name].append(a)
-            lens[name].append(b - a)
-    return pl.DataFrame({"_k": _detached(uniq), **{f"_s{n}": pl.Series(v, dtype=pl.Int64) for n, v in starts.items()},
-                         **{f"_l{n}": pl.Series(v, dtype=pl.Int64) for n, v in lens.items()}})
-
-
 def _parse_by_shape(frame: pl.DataFrame, regex: str | None, patterns: list[Pattern],
-                    cache: ShapeCache | None, shapes: Shapes | None = None) -> pl.DataFrame | None:
+                    cache: ShapeCache | None, shapes: Shapes | None = None) -> tuple[pl.DataFrame, pl.Series] | None:
     """``classify(peel(frame, regex), patterns, cache)``, computed once per line *shape*.
 
     Each line's cleaned text is digit-masked and encoded once (``shapes.encode``); what is
@@ -639,7 +469,9 @@ def _parse_by_shape(frame: pl.DataFrame, regex: str | None, patterns: list[Patte
     shape, through the file's ``ShapeCache``). Lines then take their shape's spans, pattern
     and message shape by index: no regex runs per line except on the few lines whose shape
     holds the literal of a pattern that is not digit invariant. Exact for the same reason as
-    ``_header_groups_fast`` and ``classify``. ``shapes``: the encoding of the frame's raw
+    ``_header_groups_fast`` and ``classify``. Returns the frame and the message shapes: the
+    frame's ``_sid`` is each line's index into them (``classify`` gives the message shape
+    itself, ``_shape``). ``shapes``: the encoding of the frame's raw
     lines if the caller has it (made before redaction, see redact.redact_shaped); used when
     the cleaned text is the raw text. None: the caller takes the separate steps (no prefix
     plan, a small frame, or the engines disagree on a span)."""
@@ -676,9 +508,8 @@ def _parse_by_shape(frame: pl.DataFrame, regex: str | None, patterns: list[Patte
     claims = _pattern_table(uniq, patterns, literals, cache or ShapeCache())
     st = st.select("_shape", "_nolevel").join(claims, on=["_shape", "_nolevel"], how="left", nulls_equal=True,
                                                maintain_order="left")
-    frame = frame.with_columns(sh.take(st["_shape"]).alias("_shape"))
     claimed = _line_by_line_where_ambiguous(frame, patterns, sh.take(st["pattern"]), sh.take(st["_amb"]))
-    return frame.with_columns(claimed.alias("pattern"))
+    return frame.with_columns(sh.ids.alias("_sid"), claimed.alias("pattern")), st["_shape"]
 
 
 def _shape_table(keys: pl.Series, plan: _PrefixPlan) -> tuple[pl.DataFrame, list[str]] | None:
@@ -773,17 +604,29 @@ def _cut_suffix(st: pl.DataFrame, plan: _PrefixPlan, tail_groups: list[str]) -> 
 
 
 def parse_frame(frame: pl.DataFrame, grammars, engine: str, cache: ShapeCache | None = None,
-                shapes: Shapes | None = None) -> Parsed:
+                shapes: Shapes | None = None, typed: bool = False) -> Parsed:
     """Header columns, ``pattern`` and ``table`` of every line of ``frame`` (``shapes``: the
-    encoding of its raw lines, when the caller made one)."""
+    encoding of its raw lines, when the caller made one); with ``typed``, the typed rows of
+    the claimed lines too (``Parsed.tables``, see ingest/extract.py; field spans are kept in
+    ``cache``)."""
     pats = patterns_for(grammars, engine)
     regex = prefix_regex(grammars, engine)
     by_shape = _parse_by_shape(frame, regex, pats, cache, shapes)
-    frame = by_shape if by_shape is not None else classify(peel(frame, regex), pats, cache)
+    keys = None
+    if by_shape is not None:
+        frame, keys = by_shape
+    else:
+        frame = classify(peel(frame, regex), pats, cache)
     mapping = {p.name: p.table for p in pats}
     frame = frame.with_columns(pl.col("pattern").replace_strict(mapping, default=None,
                                                                 return_dtype=pl.Utf8).alias("table"))
-    return Parsed(frame=frame, tables={})
+    if not typed:  # the caller extracts later, from each line's message shape
+        if keys is not None:
+            frame = frame.with_columns(keys.gather(frame["_sid"]).alias("_sid")).rename({"_sid": "_shape"})
+        return Parsed(frame=frame, tables={})
+    tables = extract(frame, pats, cache.spans if cache is not None else None, keys)
+    # the shapes served parsing and extraction; the fold and the store do not read them
+    return Parsed(frame=frame.drop("_shape", "_sid", strict=False), tables=tables)
 
 
 def classify_lines(lines: list[str], grammars, engine: str) -> list[str | None]:

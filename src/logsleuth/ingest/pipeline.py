@@ -29,7 +29,8 @@ from . import source as source_mod
 from .detect import Detection, detect
 from .fold import fold
 from .normalize import RunState, TimeState, add_timestamps, assign_runs
-from .parse import patterns_for
+from .extract import TypedRows, with_line_context
+from .parse import Parsed, patterns_for
 from .read import CHUNK_BYTES, READ_COLUMNS, _read_head, check_growth, iter_chunks, open_source
 from ..interrupts import committing
 from .redact import RedactState, redact_frame, redact_name, redact_shaped
@@ -157,7 +158,6 @@ class IngestContext:
     switch: EngineSwitch | None = None  # engine per run (None: one grammar for the whole file)
     run_engines: dict = field(default_factory=dict)  # run_id -> engine its lines were parsed with
     redact_inside: bool = False  # reading starts inside a multi-line prompt record
-    spans: dict = field(default_factory=dict)  # field spans per pattern and shape
     stats: dict = field(default_factory=lambda: dict(_ZERO_STATS))
     resume: tuple | None = None  # (offset, line_no, time dict, runs dict, stats) at the open tail
     next_line: int = 1  # number of the line after the last one read
@@ -325,9 +325,11 @@ class _ChunkLoop:
     """The chunks of one source, through three overlapping stages.
 
     Chunks are read and redacted here, in order, and handed to the parser (ingest/workers.py:
-    worker processes parse up to ``jobs`` chunks ahead); each parsed chunk is folded and
-    stamped here, in order; a writer thread stores it (typed-row extraction and the DuckDB
-    inserts; polars and DuckDB release the GIL) while the next one is folded. At most
+    worker processes parse up to ``jobs`` chunks ahead), which classifies their lines and
+    extracts the typed rows; each parsed chunk is folded and stamped here, in order, its
+    typed rows wait in ``typed`` until their lines are folded; a writer thread stores them
+    (the typed rows of the lines still claimed, with their timestamps and runs, and the
+    lines; polars and DuckDB release the GIL) while the next one is folded. At most
     ``jobs`` + 1 chunks are in flight and one waits to be stored (bounded memory); an error
     in any stage is raised by ``run``."""
 
@@ -351,6 +353,7 @@ class _ChunkLoop:
         self.window: deque = deque()  # (chunk, parse ticket), in read order
         self.carry = None  # parsed lines of the open record a chunk ended in
         self.carry_switches = 0  # switch points known when the carried lines were parsed
+        self.typed = TypedRows()  # typed rows of the lines parsed and not stored yet
 
     def run(self) -> int:
         ctx = self.ctx
@@ -403,17 +406,22 @@ class _ChunkLoop:
         f = _stamp(ctx, folded)
         if self.pending is not None:
             self.pending.result()
-        self.pending = self.writer.submit(store_chunk, ctx.con, f, folded, ctx.pats, ctx.by_name, ctx.source_id,
-                                          ctx.spans, self.bulk_lines)
+        typed = self.typed.take_through(int(f["line_no"][-1])) if f.height else {}
+        self.pending = self.writer.submit(_store_folded, ctx, f, folded, typed, self.bulk_lines)
         self.n_lines += f.height
         _count(ctx.stats, f)
 
-    def take(self, chunk, fresh: pl.DataFrame) -> None:
+    def take(self, chunk, parsed: Parsed) -> None:
         """Fold a parsed chunk after the lines carried from the previous one; store what is closed."""
         ctx, src = self.ctx, self.ctx.src
         carry = self.carry
         if carry is not None and self.parser.switch_points != self.carry_switches:
-            carry = self.parser.reparse(carry)  # a later launch moved the engine switch over them
+            again = self.parser.reparse(carry)  # a later launch moved the engine switch over them
+            self.typed.drop_from(int(carry["line_no"][0]))
+            self.typed.add(again.tables)
+            carry = again.frame
+        self.typed.add(parsed.tables)
+        fresh = parsed.frame
         frame = fresh if carry is None else pl.concat([carry, fresh], how="diagonal_relaxed")
         self.carry, self.carry_switches = None, self.parser.switch_points
         if chunk.frame.height:
@@ -450,6 +458,13 @@ class _ChunkLoop:
         self.carry = None
         if carry is not None:
             self.store(_fold(ctx, carry, final=True))
+
+
+def _store_folded(ctx: IngestContext, f: pl.DataFrame, folded, typed: dict, bulk_lines: BulkLines) -> None:
+    """The writer thread's task: the typed rows of the lines still claimed after the fold,
+    with their timestamps and runs, then the chunk's rows and lines (ingest/write.py)."""
+    store_chunk(ctx.con, f, folded, ctx.pats, ctx.by_name, ctx.source_id, with_line_context(typed, f),
+                bulk_lines)
 
 
 def _fold(ctx: IngestContext, parsed: pl.DataFrame, final: bool):

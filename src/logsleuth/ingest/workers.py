@@ -2,10 +2,12 @@
 
 Contract: ``ChunkParser(grammars, grammar_dirs, parse_engine, switch, jobs)``;
 ``submit(frame)`` takes the next chunk of read, redacted lines (``READ_COLUMNS``, in line
-order) and returns a ticket; ``result(ticket)`` returns that chunk parsed (the read columns,
-the columns ``parse_frame`` adds, and ``_engine``), in the order submitted. ``reparse(frame)``
-parses lines again with the engines the switch now gives them (the fold carry after a later
-launch of another engine moved the switch point back over them). ``close()`` stops the
+order) and returns a ticket; ``result(ticket)`` returns that chunk parsed, in the order
+submitted: a ``Parsed`` whose frame has the read columns, the columns ``parse_frame`` adds
+and ``_engine``, and whose tables are the typed rows of its claimed lines
+(ingest/extract.py). ``reparse(frame)`` parses lines again with the engines the switch now
+gives them (the fold carry after a later launch of another engine moved the switch point
+back over them). ``close()`` stops the
 workers. The result is the same for every ``jobs``: parsing is line-local and the engine
 of each line is decided here, in the caller's process, in read order.
 
@@ -16,7 +18,7 @@ three parse inputs (line_no, raw, truncated) and comes back without them; the ca
 the parsed columns onto the frame it kept. Frames travel as Arrow IPC files in a spool
 folder (``/dev/shm`` when it has room) that the reader memory-maps and unlinks at once:
 pickling a parsed 16 MiB chunk through a pipe cost 1.5 s, as much as parsing it; the
-file costs ~0.15 s. The spool folder is removed by ``close()``. Workers start with ``spawn``
+file costs ~0.15 s (typed rows come back the same way, a file per table part). The spool folder is removed by ``close()``. Workers start with ``spawn``
 (a forked polars thread pool can deadlock) and load the grammars once; with ``jobs`` = 1, or
 for a file of one or two chunks, parsing runs inline and no process is started; so it does when the caller's
 main script has no ``__main__`` guard (``spawn_safe``), and when a worker cannot start.
@@ -32,7 +34,7 @@ from concurrent.futures.process import BrokenProcessPool
 import polars as pl
 
 from ..scratch import scratch_dir
-from .parse import ShapeCache, parse_frame, shape_path_expected
+from .parse import Parsed, ShapeCache, parse_frame, shape_path_expected
 from .shapes import Shapes
 from .read import READ_COLUMNS
 
@@ -62,8 +64,8 @@ class _Worker:
         self.grammars = checked_grammars(grammar_dirs)
         self.caches: dict[str, ShapeCache] = {}
 
-    def parse(self, segments: list[tuple[str, pl.DataFrame]]) -> pl.DataFrame:
-        return parse_segments(segments, self.grammars, self.caches)
+    def parse(self, segments: list[tuple[str, pl.DataFrame]]) -> Parsed:
+        return parse_segments(segments, self.grammars, self.caches, typed=True)
 
 
 #: the worker state of this process (set once by the pool initializer; never in the caller)
@@ -75,13 +77,20 @@ def _init_worker(grammar_dirs: tuple) -> None:
     _worker = _Worker(grammar_dirs)
 
 
-def _parse_in_worker(path_in: str, engines: list[tuple[str, int, int]], path_out: str) -> str:
-    """Parse the chunk spooled at ``path_in`` (segments: engine, first row, rows) into ``path_out``."""
+def _parse_in_worker(path_in: str, engines: list[tuple[str, int, int]], path_out: str) -> tuple:
+    """Parse the chunk spooled at ``path_in`` (segments: engine, first row, rows) into
+    ``path_out``, and its typed rows into ``path_out.<table>.<k>``; returns the paths."""
     assert _worker is not None, "parse worker not initialised"
     frame = read_spooled(path_in)
     parsed = _worker.parse([(e, frame.slice(a, n)) for e, a, n in engines])
-    parsed.write_ipc(path_out, compression="uncompressed")
-    return path_out
+    parsed.frame.write_ipc(path_out, compression="uncompressed")
+    parts = []
+    for table, frames in parsed.tables.items():
+        for k, part in enumerate(frames):
+            path = f"{path_out}.{table}.{k}"
+            part.write_ipc(path, compression="uncompressed")
+            parts.append((table, path))
+    return path_out, parts
 
 
 def read_spooled(path: str) -> pl.DataFrame:
@@ -132,11 +141,13 @@ def _spool_dir() -> str:
 
 
 def parse_segments(segments: list[tuple[str, pl.DataFrame]], grammars, caches: dict,
-                   shapes: Shapes | None = None) -> pl.DataFrame:
-    """Parse contiguous segments, each with its engine; the columns parsing added, plus
-    ``_engine``, in line order (the input columns are left out: the caller has them).
+                   shapes: Shapes | None = None, typed: bool = False) -> Parsed:
+    """Parse contiguous segments, each with its engine. The frame: the columns parsing
+    added, plus ``_engine``, in line order (the input columns are left out: the caller has
+    them); with ``typed``, the tables: the typed rows of every segment's claimed lines.
     ``shapes``: the line shapes of all segments together, in order (or None)."""
     parts = []
+    tables: dict[str, list[pl.DataFrame]] = {}
     at = 0
     for engine, seg in segments:
         cache = caches.get(engine)
@@ -144,9 +155,12 @@ def parse_segments(segments: list[tuple[str, pl.DataFrame]], grammars, caches: d
             cache = caches[engine] = ShapeCache()
         part = shapes.slice(at, seg.height) if shapes is not None else None
         at += seg.height
-        out = parse_frame(seg.select(PARSE_INPUT), grammars, engine, cache, part).frame
-        parts.append(out.drop(PARSE_INPUT[1:]).with_columns(pl.lit(engine).alias("_engine")))
-    return parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
+        out = parse_frame(seg.select(PARSE_INPUT), grammars, engine, cache, part, typed=typed)
+        parts.append(out.frame.drop(PARSE_INPUT[1:]).with_columns(pl.lit(engine).alias("_engine")))
+        for table, frames in out.tables.items():
+            tables.setdefault(table, []).extend(frames)
+    frame = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
+    return Parsed(frame=frame, tables=tables)
 
 
 class ChunkParser:
@@ -184,7 +198,8 @@ class ChunkParser:
         segments = self._segments(frame)
         if self.pool is None or frame.height == 0:
             done: Future = Future()
-            done.set_result(parse_segments(segments, self.grammars, self.caches, shapes) if frame.height else None)
+            done.set_result(parse_segments(segments, self.grammars, self.caches, shapes, typed=True)
+                            if frame.height else None)
             ticket = (frame, done, segments)
         else:
             self._sent += 1
@@ -199,7 +214,7 @@ class ChunkParser:
         self._open.append(ticket)
         return ticket
 
-    def result(self, ticket: tuple) -> pl.DataFrame:
+    def result(self, ticket: tuple) -> Parsed:
         frame, fut, segments = ticket
         assert self._open and self._open[0] is ticket, "chunks are taken back in the order submitted"
         self._open.popleft()
@@ -209,17 +224,22 @@ class ChunkParser:
             # a worker could not start or died (e.g. a script without a __main__ guard, which
             # ``spawn`` imports again in each worker): parse inline from here on
             self._stop_pool()
-            parsed = parse_segments(segments, self.grammars, self.caches)
+            parsed = parse_segments(segments, self.grammars, self.caches, typed=True)
         if parsed is None:  # an empty chunk (a file that ends in a newline)
-            return frame
-        if isinstance(parsed, str):  # parsed by a worker, spooled
-            parsed = read_spooled(parsed)
-        return _joined(frame, parsed)
+            return Parsed(frame=frame, tables={})
+        if isinstance(parsed, tuple):  # parsed by a worker, spooled
+            path, parts = parsed
+            tables: dict[str, list[pl.DataFrame]] = {}
+            for table, part in parts:
+                tables.setdefault(table, []).append(read_spooled(part))
+            parsed = Parsed(frame=read_spooled(path), tables=tables)
+        return Parsed(frame=_joined(frame, parsed.frame), tables=parsed.tables)
 
-    def reparse(self, frame: pl.DataFrame) -> pl.DataFrame:
+    def reparse(self, frame: pl.DataFrame) -> Parsed:
         """Parse read lines again, inline, with the engines the switch gives them now."""
         frame = frame.select([c for c in frame.columns if c in READ_COLUMNS])
-        return _joined(frame, parse_segments(self._segments(frame), self.grammars, self.caches))
+        parsed = parse_segments(self._segments(frame), self.grammars, self.caches, typed=True)
+        return Parsed(frame=_joined(frame, parsed.frame), tables=parsed.tables)
 
     @property
     def switch_points(self) -> int:

@@ -1,8 +1,9 @@
 """Store parsed chunks: typed rows and every line, through one writer.
 
-Contract: ``store_chunk(con, frame, folded, ..., bulk_lines)`` inserts the typed rows a
-parsed, folded chunk produced (events, stats, config, errors with folded tracebacks,
-benchmark blocks) and each of its lines into ``lines_other``, or into ``lines_bulk`` through
+Contract: ``store_chunk(con, frame, folded, ..., tables, bulk_lines)`` inserts the typed
+rows of a parsed, folded, stamped chunk (``tables``: per table, as ingest/extract.py cuts
+them, with ``ts`` and ``run_id``: events, stats, config, errors), the folded tracebacks and
+benchmark blocks, and each of its lines into ``lines_other``, or into ``lines_bulk`` through
 the source's ``BulkLines`` (whole row groups; ``flush`` once the source is read); frames go
 to DuckDB as Arrow tables, by column name. ``delete_from_line`` removes the rows of a source from a line on
 (the open tail an append rebuilds); ``reset_derived`` removes what run derivation adds, so
@@ -14,7 +15,6 @@ import polars as pl
 
 from ..db import schema
 from . import configparse
-from .parse import extract
 
 _EVENT_CORE = {"value", "text"}
 
@@ -73,22 +73,19 @@ class BulkLines:
             self.rest = None
 
 
-def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int | pl.Expr, spans: dict,
+def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int | pl.Expr, tables: dict,
                 bulk_lines: BulkLines) -> None:
     bulk_patterns = [p.name for p in pats if p.bulk]
     # an expression gives each row its source from its columns (ingest/batch_frame.py stores
     # the small files of a batch at once)
     sid = (source_id if isinstance(source_id, pl.Expr) else pl.lit(source_id, dtype=pl.Int32)).alias("source_id")
     line_ctx = f.select("line_no", "ts", "run_id")
-    tables = extract(f, pats, spans)
     tb_lines = set()
     if folded.errors is not None:
         tb_lines = set(folded.errors["line_no"].to_list()) | folded.inner_error_lines
     inner_kinds = {}
     for table, parts in tables.items():
         for part in parts:
-            if "run_id" not in part.columns:  # (extract carries ts and run_id when the frame has them)
-                part = part.join(line_ctx, on="line_no", how="left")
             if table == "events":
                 _store_events(con, part, sid)
             elif table == "errors":

@@ -112,7 +112,8 @@ class LineObserver:
     def _observe_frame(self, frame: pl.DataFrame, partial: bool) -> list[Observation]:
         from ..ingest.normalize import add_timestamps
         from ..ingest.redact import redact_frame
-        from ..ingest.parse import extract, parse_frame
+        from ..ingest.extract import extract
+        from ..ingest.parse import parse_frame
         from ..ingest.read import strip_ansi
 
         # one row per \r update, ANSI colours off, secrets masked before anything reads it
