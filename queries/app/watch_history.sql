@@ -6,7 +6,7 @@
 -- not tagged (vLLM workers).
 WITH per_rank AS (
     SELECT run_id, coalesce(rank, '') AS rank, max(value) AS gb
-    FROM events
+    FROM events_other
     WHERE kind = 'weights_loaded' AND value > 0
     GROUP BY ALL
 ), weights AS (

@@ -7,7 +7,7 @@ WITH hits AS (
   UNION ALL SELECT source_id, run_id, line_no FROM prefill_stats WHERE {sources}
   UNION ALL SELECT source_id, run_id, line_no FROM bench_results WHERE {sources}
   UNION ALL SELECT source_id, run_id, line_no FROM errors WHERE {sources} AND fatal
-  UNION ALL SELECT source_id, run_id, line_no FROM events WHERE {sources}
+  UNION ALL SELECT source_id, run_id, line_no FROM events_other WHERE {sources}
     AND kind IN ('server_ready', 'app_startup_complete', 'cuda_graph_end', 'weights_loaded')
 )
 SELECT p.source_id, p.run_id, count(*) AS n

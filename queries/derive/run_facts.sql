@@ -17,7 +17,7 @@ ev AS (
   FROM events WHERE {runs} GROUP BY run_id
 ),
 capture AS (
-  SELECT e.run_id, round(sum(e.value), 3) AS capture_s FROM events e JOIN ev USING (run_id)
+  SELECT e.run_id, round(sum(e.value), 3) AS capture_s FROM events_other e JOIN ev USING (run_id)
   WHERE {runs@e} AND e.kind IN ('cuda_graph_end', 'cuda_graph_piecewise_end')
     AND coalesce(json_extract_string(e.attrs, '$.role'), 'target') <> 'draft'
     AND coalesce(e.tp_rank, -1) = ev.graph_rank

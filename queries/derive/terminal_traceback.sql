@@ -12,7 +12,9 @@ WITH t AS (
 ),
 progress AS (  -- the last line that shows the run went on
   SELECT run_id, max(line_no) AS line_no FROM (
-    SELECT run_id, line_no FROM events WHERE {runs} AND kind NOT IN ('shutdown', 'http_access')
+    -- (a benchmark client's arguments and rows are not the server's progress)
+    SELECT run_id, line_no FROM events_other WHERE {runs} AND kind NOT IN ('shutdown', 'bench_args', 'bench_failed_requests')
+    UNION ALL SELECT run_id, line_no FROM events_bulk WHERE {runs} AND kind <> 'http_access'
     UNION ALL SELECT run_id, line_no FROM decode_stats WHERE {runs}
     UNION ALL SELECT run_id, line_no FROM prefill_stats WHERE {runs}) GROUP BY run_id
 )

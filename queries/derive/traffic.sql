@@ -8,7 +8,7 @@ seen AS (
   SELECT run_id, line_no FROM decode_stats WHERE {runs}
     AND (coalesce(gen_tok_s, 0) > 0 OR coalesce(running_reqs, 0) > 0)
   UNION ALL SELECT run_id, line_no FROM prefill_stats WHERE {runs}
-  UNION ALL SELECT run_id, line_no FROM events WHERE {runs} AND kind = 'http_access' AND text LIKE 'POST %'
+  UNION ALL SELECT run_id, line_no FROM events_bulk WHERE {runs} AND kind = 'http_access' AND text LIKE 'POST %'
 )
 SELECT w.run_id, count(*) AS n FROM seen s JOIN w ON s.run_id = w.run_id AND s.line_no > w.a AND s.line_no < w.b
 GROUP BY w.run_id

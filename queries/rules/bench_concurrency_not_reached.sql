@@ -7,16 +7,15 @@
 -- params: min_ratio=0.75, min_peak_ratio=0.95
 -- requires: bench_results.max_concurrency
 -- source: docs/knowledge-base.md R41 (sgl-project/sglang#34290, #33483). Evidence: SGLang "Concurrency:" (achieved average in-flight requests) below min_ratio x "Max request concurrency:"; "Peak concurrent requests" below min_peak_ratio x the maximum; or fewer prompts than the concurrency. Ramp-up and drain keep a healthy run near 90 % (story: 115.13 of 128).
--- Reads line text (issue 11: rules read events and the rollup, not lines): the benchmark's own Namespace(... num_prompts=N ...) line (kept as a line, unclaimed in some tools' output): a LIKE on lines_other, a few percent of a log.
 WITH b AS (
   SELECT run_id, source_id, line_no, max_concurrency, concurrency, peak_concurrency, request_rate, successful_requests,
          failed_requests
   FROM bench_results
   WHERE run_id IS NOT NULL AND max_concurrency > 1 AND coalesce(successful_requests, failed_requests) IS NOT NULL
 ),
-args AS (  -- filtered before the range join, so it only sees a handful of lines
-  SELECT source_id, line_no, try_cast(regexp_extract(raw, 'num_prompts=(\d+)', 1) AS BIGINT) AS num_prompts
-  FROM lines_other WHERE raw LIKE '%num_prompts=%'
+args AS (  -- the client's Namespace(... num_prompts=N ...) lines (parsers/bench.toml bench_args)
+  SELECT source_id, line_no, CAST(value AS BIGINT) AS num_prompts
+  FROM events_other WHERE kind = 'bench_args' AND value IS NOT NULL
 ),
 np AS (
   SELECT b.run_id, b.line_no, arg_max(a.num_prompts, a.line_no) AS num_prompts

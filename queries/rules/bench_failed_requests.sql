@@ -4,17 +4,16 @@
 -- fix: Fix the server-side cause before reading the numbers: look for the matching server errors (context-length rejections, 5xx, aborted or timed-out requests, OOM) in the server log of the same time window, then rerun the benchmark.
 -- requires: bench_results.successful_requests
 -- source: docs/knowledge-base.md R40 (block format: vllm-project/vllm#40734, sgl-project/sglang#1738). Evidence: "Failed requests: N" > 0, or "Successful requests" below the num_prompts of the benchmark's own Namespace(...) line.
--- Reads line text (issue 11: rules read events and the rollup, not lines): the benchmark's own Namespace(... num_prompts=N ...) line and its 'Failed requests:' row (benchmark output kept as lines, also unclaimed in some tools' output): a LIKE on lines_other, a few percent of a log.
 WITH b AS (
   SELECT run_id, source_id, line_no, last_line, successful_requests, failed_requests FROM bench_results
   WHERE run_id IS NOT NULL AND coalesce(successful_requests, failed_requests) IS NOT NULL
 ),
-args AS (  -- filtered before the range joins below, so they only see a handful of lines
-  SELECT source_id, line_no, try_cast(regexp_extract(raw, 'num_prompts=(\d+)', 1) AS BIGINT) AS num_prompts
-  FROM lines_other WHERE raw LIKE '%num_prompts=%'
+args AS (  -- the client's Namespace(... num_prompts=N ...) lines (parsers/bench.toml bench_args)
+  SELECT source_id, line_no, CAST(value AS BIGINT) AS num_prompts
+  FROM events_other WHERE kind = 'bench_args' AND value IS NOT NULL
 ),
-failed_rows AS (
-  SELECT source_id, line_no FROM lines_other WHERE raw LIKE 'Failed requests:%'
+failed_rows AS (  -- the block's 'Failed requests:' row (parsers/bench.toml bench_failed_row)
+  SELECT source_id, line_no FROM events_other WHERE kind = 'bench_failed_requests'
 ),
 np AS (  -- the nearest Namespace(... num_prompts=N ...) before the block
   SELECT b.run_id, b.line_no, arg_max(a.num_prompts, a.line_no) AS num_prompts

@@ -32,7 +32,7 @@ sgl AS (
 ),
 v_budget AS (
   SELECT run_id, arg_max(value, line_no) AS budget, arg_max(line_no, line_no) AS line_no
-  FROM events WHERE kind = 'chunked_prefill' GROUP BY run_id
+  FROM events_other WHERE kind = 'chunked_prefill' GROUP BY run_id
 ),
 v AS (
   SELECT b.run_id, b.line_no, b.budget, count(*) AS n_backlog, max(d.queued_reqs) AS max_waiting,

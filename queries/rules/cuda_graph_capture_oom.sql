@@ -26,13 +26,13 @@ oom AS (  -- point at the OOM line itself (a wrapper record may start at "Engine
 ),
 cap_begin AS (
   SELECT run_id, line_no, CASE WHEN kind = 'cuda_graph_draft_begin' THEN ' (draft model)' ELSE '' END AS phase
-  FROM events WHERE kind IN ('cuda_graph_begin', 'cuda_graph_bs', 'cuda_graph_draft_begin', 'cuda_graph_piecewise_begin')
+  FROM events_other WHERE kind IN ('cuda_graph_begin', 'cuda_graph_bs', 'cuda_graph_draft_begin', 'cuda_graph_piecewise_begin')
   UNION ALL
-  SELECT run_id, line_no, '' FROM events  -- capture progress bars (common.toml cuda_graph_capture_bar)
+  SELECT run_id, line_no, '' FROM events_other  -- capture progress bars (common.toml cuda_graph_capture_bar)
   WHERE kind = 'cuda_graph_capture_progress'
 ),
 cap_end AS (
-  SELECT run_id, line_no FROM events
+  SELECT run_id, line_no FROM events_other
   WHERE kind IN ('cuda_graph_end', 'cuda_graph_draft_end', 'cuda_graph_piecewise_end', 'server_ready',
                  'app_startup_complete', 'api_server_start')
 ),

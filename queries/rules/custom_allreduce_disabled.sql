@@ -11,7 +11,7 @@
 -- reported by single_stream_below_reference as a configuration difference.
 WITH warned AS MATERIALIZED (  -- the kind alone first (MATERIALIZED): a text filter pushed into the scan of events
   -- decompressed the text of every row (40 ms -> 3 ms on a 200 MB log)
-  SELECT run_id, line_no, tp_rank, text FROM events WHERE kind = 'custom_allreduce_disabled' AND run_id IS NOT NULL
+  SELECT run_id, line_no, tp_rank, text FROM events_other WHERE kind = 'custom_allreduce_disabled' AND run_id IS NOT NULL
 ),
 w AS (
   SELECT run_id, min(line_no) AS line_no, count(DISTINCT coalesce(tp_rank, -1)) AS n_tagged,

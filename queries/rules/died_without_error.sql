@@ -3,6 +3,7 @@
 -- title: Run {run_id}: the log stops {where} — the server never became ready and no error was printed (last milestone line {milestone_line}: {milestone}; {tail_lines} line(s) after it)
 -- fix: A silent death during start-up is usually the kernel OOM killer (host RAM, or unified memory on GB10/Grace: check `dmesg | grep -i kill`), an orchestrator kill (readiness/liveness timeout, `docker stop`) or a hang. Check dmesg / the container's exit code, give start-up more host memory or a longer health-check timeout, and re-run with the same flags to see whether it stops at the same point.
 -- source: docs/knowledge-base.md §2 start-up failure causes (R30-R34 for hangs vs slow loading); runs.end_state = 'truncated': no ready line, no error line, no kill notice, no serving activity, and the log ends with this run. Real: vllm__sostrowsk__dgx-spark-local-llm__vllm-run1-oom.log (ends right after `torch.compile took 30.61 s`), sglang__TianyangChen357__LLM__sglang.log (ends inside `Capture cuda graph begin ... bs=1`).
+-- requires: runs.end_state=truncated
 WITH ended AS MATERIALIZED (
   SELECT r.run_id, r.source_id, r.last_line FROM runs r
   WHERE r.end_state = 'truncated' AND r.engine IN ('sglang', 'vllm') AND NOT coalesce(r.ready, false)
@@ -48,7 +49,7 @@ milestone AS (
       WHEN e.kind IN ('dist_init_begin', 'dist_init_end', 'nccl_version') THEN 'during distributed init'
       ELSE 'right after launch'
     END AS "where"
-  FROM events e JOIN cand c USING (run_id)
+  FROM events_other e JOIN cand c USING (run_id)
   WHERE e.kind IN ('version_banner', 'dist_init_begin', 'dist_init_end', 'nccl_version', 'weights_begin', 'weight_shards',
                    'weights_loaded', 'weights_load_time', 'drafter_load', 'dynamo_transform', 'compile_graph',
                    'torch_compile', 'compile_cache_hit', 'kv_cache_memory', 'kv_cache_tokens', 'max_concurrency',

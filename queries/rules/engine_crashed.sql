@@ -8,7 +8,7 @@
 WITH crashed AS (SELECT * FROM runs WHERE end_state = 'crashed'),
 ready AS (  -- the time of the ready line of each crashed run (every event on one line has the same)
   SELECT v.run_id, min(v.ts) AS ready_ts
-  FROM events v JOIN crashed r ON v.run_id = r.run_id AND v.line_no = r.ready_line
+  FROM events_other v JOIN crashed r ON v.run_id = r.run_id AND v.line_no = r.ready_line
   WHERE v.ts IS NOT NULL GROUP BY v.run_id
 ),
 c AS (

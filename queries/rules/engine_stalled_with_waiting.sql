@@ -28,8 +28,8 @@ longest AS (
 ),
 pred AS (
   SELECT r.run_id, r.context_len, r.kv_cache_tokens,
-         (SELECT min(line_no) FROM events e WHERE e.run_id = r.run_id AND e.kind = 'kv_cache_tokens') AS kv_line,
-         (SELECT min(line_no) FROM events e WHERE e.run_id = r.run_id AND e.kind = 'max_model_len') AS mml_line
+         (SELECT min(line_no) FROM events_other e WHERE e.run_id = r.run_id AND e.kind = 'kv_cache_tokens') AS kv_line,
+         (SELECT min(line_no) FROM events_other e WHERE e.run_id = r.run_id AND e.kind = 'max_model_len') AS mml_line
   FROM runs r
   WHERE r.engine = 'vllm' AND r.context_len IS NOT NULL AND r.kv_cache_tokens IS NOT NULL
     AND r.context_len > r.kv_cache_tokens

@@ -6,10 +6,11 @@
 -- fix.vllm: Widen vLLM's warm-up to the shapes that JIT-compiled at run time (VLLM_SKIP_DEEP_GEMM_WARMUP only if runtime JIT is acceptable).
 -- params: min_gap_s=120
 -- source: docs/knowledge-base.md R34 (sgl-project/sglang#4773, #15891, #5031, #7339: first gsm8k pass 606 vs 1186 tok/s, ~20 s first-token stall; vllm-project/vllm#47456, #54529: cold FlashInfer JIT added ~120 s to init, 264 s vs 143 s). Evidence: SGLang "Entering DeepGEMM JIT Pre-Compile session" / "DeepGEMM JIT code generation ... Please wait."; vLLM "<X> kernel JIT compilation during inference: <kernel>" (jit_monitor); a silent gap >= min_gap_s after vLLM's torch.compile before the next start-up step (first-use FlashInfer JIT).
+-- requires: events_other.kind=jit_compile|torch_compile
 WITH jit AS (
   SELECT e.run_id, e.line_no, e.text, r.ready_line,
          (r.ready_line IS NOT NULL AND e.line_no > r.ready_line) AS serving
-  FROM events e JOIN runs r USING (run_id)
+  FROM events_other e JOIN runs r USING (run_id)
   WHERE e.kind = 'jit_compile'
 ),
 jit_run AS (
@@ -19,14 +20,13 @@ jit_run AS (
          list(line_no ORDER BY line_no) AS lines
   FROM jit GROUP BY run_id
 ),
-startup_ev AS (  -- events but the per-request ones (millions on a busy server, never a start-up step)
-  SELECT run_id, line_no, ts FROM events
-  WHERE ts IS NOT NULL AND kind NOT IN ('http_access', 'request_log')
+startup_ev AS (  -- events but the per-request ones (events_bulk: millions on a busy server, never a start-up step)
+  SELECT run_id, line_no, ts FROM events_other WHERE ts IS NOT NULL
 ),
 after_compile AS (  -- vLLM: the first event after torch.compile finished, on the same run
   SELECT c.run_id, c.line_no, c.ts,
          (SELECT min(e.line_no) FROM startup_ev e WHERE e.run_id = c.run_id AND e.line_no > c.line_no) AS next_line
-  FROM events c WHERE c.kind = 'torch_compile' AND c.ts IS NOT NULL
+  FROM events_other c WHERE c.kind = 'torch_compile' AND c.ts IS NOT NULL
 ),
 gap AS (
   SELECT a.run_id, a.line_no, n.line_no AS next_line, epoch(n.ts) - epoch(a.ts) AS gap_s

@@ -8,7 +8,7 @@
 -- source: docs/knowledge-base.md R32 (field report: a 547 GB Kimi-K2.5 took 5-10 min and was mistaken for a hang; sgl-project/sglang#18124 (24 m 46 s -> 6 m 11 s with a 64-thread loader), #7469, #7277; vllm-project/vllm#32347 (577 s), #24469; vLLM troubleshooting "Hangs loading a model from disk"). min_load_s: Qwen3-32B on a network mount took 4 m 18 s vs 32 s local, so >3 min is slow storage; warn_load_s = 600 s, the Knative/KServe default progress deadline (orchestrators kill slower starts). Download and load are different phases: seconds spent downloading from the Hub (vLLM `Time spent downloading weights`) are subtracted before judging storage. Seconds: SGLang lowest rank "Load weight begin" -> "Load weight end", vLLM "Model loading took X GiB and Y seconds"; size = per-rank weight memory x TP x PP.
 -- Reads line text (issue 11: rules read events and the rollup, not lines): the elapsed time of the shard progress bar, read from the raw text of the weight_shards event lines only (joined on their line numbers).
 WITH w AS (
-  SELECT run_id, kind, line_no, ts, value, attrs, coalesce(tp_rank, -1) AS rk FROM events
+  SELECT run_id, kind, line_no, ts, value, attrs, coalesce(tp_rank, -1) AS rk FROM events_other
   WHERE kind IN ('weights_begin', 'weights_loaded') AND run_id IS NOT NULL
 ),
 low AS (SELECT run_id, min(rk) AS rk FROM w GROUP BY run_id),
@@ -23,12 +23,12 @@ sgl AS (  -- SGLang: the lowest rank's own begin -> end
 vl AS (  -- vLLM: "Model loading took X GiB memory and Y seconds"
   SELECT run_id, max(value) AS secs, max(try_cast(attrs->>'mem_gib' AS DOUBLE)) * 1.073741824 AS gb_rank,
          min(line_no) AS end_line
-  FROM events WHERE kind = 'weights_loaded' AND value IS NOT NULL AND attrs->>'mem_gib' IS NOT NULL GROUP BY run_id
+  FROM events_other WHERE kind = 'weights_loaded' AND value IS NOT NULL AND attrs->>'mem_gib' IS NOT NULL GROUP BY run_id
 ),
 shards AS (
   SELECT e.run_id, e.line_no, try_cast(e.attrs->>'n' AS BIGINT) AS n, try_cast(e.attrs->>'total' AS BIGINT) AS total,
          regexp_extract(l.raw, '\[(?:(\d+):)?(\d+):(\d+)<', ['h', 'm', 's']) AS el
-  FROM events e JOIN lines_other l ON l.source_id = e.source_id AND l.line_no = e.line_no
+  FROM events_other e JOIN lines_other l ON l.source_id = e.source_id AND l.line_no = e.line_no
   WHERE e.kind = 'weight_shards'
 ),
 last_shard AS (
@@ -42,7 +42,7 @@ last_shard AS (
   WHERE total = max_total GROUP BY run_id
 ),
 dl AS (  -- Hugging Face download inside the load phase ("Time spent downloading weights for X: N seconds"): network, not storage
-  SELECT run_id, sum(value) AS download_s FROM events WHERE kind = 'weights_download' AND value > 0 GROUP BY run_id
+  SELECT run_id, sum(value) AS download_s FROM events_other WHERE kind = 'weights_download' AND value > 0 GROUP BY run_id
 ),
 facts AS (
   SELECT r.run_id, r.source_id, r.ordinal, r.engine, r.end_state, r.end_line, r.tp_size, r.pp_size,
@@ -53,7 +53,7 @@ facts AS (
          dl.download_s,
          coalesce(s.gb_rank, v.gb_rank) AS gb_rank, coalesce(s.end_line, v.end_line) AS end_line_w,
          ls.line_no AS shard_line, ls.n, ls.total, ls.elapsed_s, ls.advancing,
-         EXISTS (SELECT 1 FROM events x WHERE x.run_id = r.run_id AND x.kind = 'weights_loaded') AS loaded
+         EXISTS (SELECT 1 FROM events_other x WHERE x.run_id = r.run_id AND x.kind = 'weights_loaded') AS loaded
   FROM runs r LEFT JOIN sgl s USING (run_id) LEFT JOIN vl v USING (run_id) LEFT JOIN last_shard ls USING (run_id)
        LEFT JOIN dl USING (run_id)
 ),

@@ -32,7 +32,7 @@ v AS (
 ),
 v0_hit AS (  -- V0 prints "Prefix cache hit rate: GPU: x%" on its own line
   SELECT run_id, arg_max(CASE WHEN value > 1 THEN value / 100 ELSE value END, line_no) AS hit
-  FROM events WHERE kind = 'prefix_cache_hit' GROUP BY run_id
+  FROM events_other WHERE kind = 'prefix_cache_hit' GROUP BY run_id
 ),
 vl AS (
   SELECT v.run_id, min(v.line_no) FILTER (WHERE v.prompt_tok_s > 0) AS line_no,

@@ -22,7 +22,7 @@ tuned AS (
 ),
 warned AS MATERIALIZED (  -- the kind alone first (MATERIALIZED): a text filter pushed into the scan of events
   -- decompressed the text of every row (40 ms -> 3 ms on a 200 MB log)
-  SELECT run_id, line_no, text FROM events WHERE kind = 'custom_allreduce_disabled'
+  SELECT run_id, line_no, text FROM events_other WHERE kind = 'custom_allreduce_disabled'
 ),
 ar AS (
   SELECT run_id, min(line_no) AS line_no FROM warned
@@ -30,7 +30,7 @@ ar AS (
   GROUP BY run_id
 ),
 channels AS MATERIALIZED (  -- the same: the kind alone first
-  SELECT run_id, line_no, text FROM events WHERE kind = 'nccl_channel'
+  SELECT run_id, line_no, text FROM events_other WHERE kind = 'nccl_channel'
 ),
 shm AS (
   SELECT run_id, count(*) AS n_shm, min(line_no) AS line_no FROM channels

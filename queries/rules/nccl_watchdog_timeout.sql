@@ -23,14 +23,14 @@ wd_run AS (
   FROM wd GROUP BY run_id
 ),
 progress AS (  -- start-up milestones: a notice followed by one of these was slow start-up work, not a hang
-  SELECT run_id, max(line_no) AS last_progress FROM events
+  SELECT run_id, max(line_no) AS last_progress FROM events_other
   WHERE kind IN ('weights_loaded', 'weights_load_time', 'torch_compile', 'compile_graph', 'compile_cache_hit',
                  'kv_cache_memory', 'kv_cache_tokens', 'cuda_graph_end', 'init_engine')
   GROUP BY run_id
 ),
 shm AS (  -- notices with no start-up progress after them
   SELECT e.run_id, e.line_no, (r.ready_line IS NOT NULL AND e.line_no > r.ready_line) AS serving
-  FROM events e JOIN runs r USING (run_id) LEFT JOIN progress p USING (run_id)
+  FROM events_other e JOIN runs r USING (run_id) LEFT JOIN progress p USING (run_id)
   WHERE e.kind = 'shm_broadcast_wait' AND e.line_no > coalesce(p.last_progress, 0)
 ),
 shm_serving AS (

@@ -22,7 +22,7 @@ hybrid AS (
   SELECT r.run_id FROM runs r
   WHERE regexp_matches(coalesce(r.model_arch, '') || ' ' || coalesce(r.model, ''),
                        '(?i)qwen3[._-]?[5-9]|qwen3-?next|mamba|jamba|nemotron-?h|granite-?4|falcon-?h|lfm2|hybrid')
-     OR EXISTS (SELECT 1 FROM events e WHERE e.run_id = r.run_id AND e.kind = 'mamba_cache_allocated')
+     OR EXISTS (SELECT 1 FROM events_other e WHERE e.run_id = r.run_id AND e.kind = 'mamba_cache_allocated')
 )
 SELECT o.run_id, o.line_no, t.n AS n_prefill,
        CASE WHEN o.sglang_flag THEN 'disable_radix_cache=True in server_args'

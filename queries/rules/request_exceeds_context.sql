@@ -33,7 +33,7 @@ agg AS (
   FROM rej GROUP BY run_id
 ),
 http AS (
-  SELECT run_id, count(*) AS n400 FROM events WHERE kind = 'http_access' AND value = 400 GROUP BY run_id
+  SELECT run_id, count(*) AS n400 FROM events_bulk WHERE kind = 'http_access' AND value = 400 GROUP BY run_id
 )
 SELECT a.run_id, a.line_no, a.n_rejected, coalesce(a.requested, '?') AS requested, coalesce(a.lim, '?') AS "limit",
        CASE WHEN h.n400 > 0 THEN '; ' || h.n400 || ' HTTP 400 response(s) in the access log' ELSE '' END AS http,

@@ -7,7 +7,7 @@
 -- source: docs/knowledge-base.md R39 (vllm-project/vllm#15281). Evidence: vLLM "Default sampling parameters have been overridden by the model's Hugging Face generation config ..." and either engine's "Using default (chat) sampling params from model (generation config): {...}" (SGLang prints it with --sampling-defaults model, its default in newer releases). Different sampling changes output lengths, spec-decoding acceptance and quality between compared runs.
 -- Reads line text (issue 11: rules read events and the rollup, not lines): the {...} of the default-sampling-params lines (pattern default_sampling_params, kept as lines), selected by pattern before any text is read.
 WITH ev AS (
-  SELECT run_id, line_no, NULL AS params FROM events WHERE kind = 'sampling_overridden' AND run_id IS NOT NULL
+  SELECT run_id, line_no, NULL AS params FROM events_other WHERE kind = 'sampling_overridden' AND run_id IS NOT NULL
   UNION ALL
   SELECT run_id, line_no, regexp_extract(raw, '(\{.*\})', 1) FROM lines_other
   WHERE pattern = 'default_sampling_params' AND run_id IS NOT NULL

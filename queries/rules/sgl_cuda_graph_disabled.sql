@@ -11,7 +11,7 @@ WITH flag AS (
   GROUP BY run_id
   UNION ALL
   SELECT run_id, min(line_no), 'Cuda graph is disabled because ' || any_value(text)
-  FROM events WHERE kind = 'cuda_graph_disabled_notice' GROUP BY run_id
+  FROM events_other WHERE kind = 'cuda_graph_disabled_notice' GROUP BY run_id
 ),
 busy AS (
   SELECT d.run_id, count(*) AS n_busy,

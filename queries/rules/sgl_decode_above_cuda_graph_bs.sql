@@ -29,11 +29,11 @@ agg AS (
   FROM busy GROUP BY run_id
 ),
 cfg_line AS (  -- where the limit is printed: the startup summary, else the server_args dump
-  SELECT run_id, min(line_no) AS line_no FROM events WHERE kind = 'limits' GROUP BY run_id
+  SELECT run_id, min(line_no) AS line_no FROM events_other WHERE kind = 'limits' GROUP BY run_id
   UNION ALL
   SELECT c.run_id, min(c.line_no) FROM config c
   WHERE c.origin = 'server_args' AND c.key = 'cuda_graph_max_bs'
-    AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run_id = c.run_id AND e.kind = 'limits')
+    AND NOT EXISTS (SELECT 1 FROM events_other e WHERE e.run_id = c.run_id AND e.kind = 'limits')
   GROUP BY c.run_id
 ),
 judged AS (

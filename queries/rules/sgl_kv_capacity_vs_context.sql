@@ -7,7 +7,7 @@
 SELECT e.run_id, min(e.line_no) AS line_no, CAST(max(e.value) AS BIGINT) AS kv_tokens,
        max(TRY_CAST(json_extract_string(e.attrs, '$.context_len') AS BIGINT)) AS context_len,
        round(max(e.value) / max(TRY_CAST(json_extract_string(e.attrs, '$.context_len') AS DOUBLE)), 2) AS ratio
-FROM events e JOIN runs r USING (run_id)
+FROM events_other e JOIN runs r USING (run_id)
 WHERE e.kind = 'limits' AND r.engine = 'sglang'
 GROUP BY e.run_id
 HAVING max(e.value) < max(TRY_CAST(json_extract_string(e.attrs, '$.context_len') AS BIGINT))

@@ -8,7 +8,7 @@
 WITH avail AS (
   SELECT run_id, min(line_no) AS line_no,
          min(TRY_CAST(json_extract_string(attrs, '$.available_gpu_mem_gb') AS DOUBLE)) AS avail_gb
-  FROM events WHERE kind = 'limits' GROUP BY run_id
+  FROM events_other WHERE kind = 'limits' GROUP BY run_id
 ),
 oom0 AS (
   SELECT e.run_id, e.line_no, e.last_line, e.traceback, e.message,

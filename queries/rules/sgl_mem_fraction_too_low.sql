@@ -18,11 +18,11 @@ avail AS (
   SELECT run_id, min(line_no) AS line_no,
          max(TRY_CAST(json_extract_string(attrs, '$.available_gpu_mem_gb') AS DOUBLE)) AS avail_gb,
          max(value) AS kv_tokens
-  FROM events WHERE kind = 'limits' GROUP BY run_id
+  FROM events_other WHERE kind = 'limits' GROUP BY run_id
 ),
 retract AS (  -- one round per retraction on the lowest TP rank of each DP group (every rank prints it)
   SELECT run_id, count(*) AS n_retract FROM (
-    SELECT run_id, coalesce(tp_rank, -1) AS tp, coalesce(dp_rank, -1) AS dp FROM events WHERE kind = 'kv_retract'
+    SELECT run_id, coalesce(tp_rank, -1) AS tp, coalesce(dp_rank, -1) AS dp FROM events_other WHERE kind = 'kv_retract'
     QUALIFY tp = min(tp) OVER (PARTITION BY run_id, dp))
   GROUP BY run_id
 ),

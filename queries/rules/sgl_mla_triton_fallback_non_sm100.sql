@@ -18,11 +18,11 @@ WITH mla AS (
 ),
 choice AS (
   SELECT run_id, min(line_no) AS line_no, any_value(text) AS backend, 'logged default' AS how
-  FROM events WHERE kind = 'attention_backend_default' AND lower(text) = 'triton' GROUP BY run_id
+  FROM events_other WHERE kind = 'attention_backend_default' AND lower(text) = 'triton' GROUP BY run_id
   UNION ALL
   SELECT c.run_id, min(c.line_no), 'triton', 'attention_backend=''triton'' in server_args'
   FROM config c WHERE c.key = 'attention_backend' AND c.value = 'triton' AND c.origin = 'server_args'
-    AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run_id = c.run_id AND e.kind = 'attention_backend_default')
+    AND NOT EXISTS (SELECT 1 FROM events_other e WHERE e.run_id = c.run_id AND e.kind = 'attention_backend_default')
   GROUP BY c.run_id
 )
 SELECT m.run_id, ch.line_no, coalesce(m.model_arch, m.model) AS model_arch, m.gpu_sm, m.gpu_name,
@@ -32,5 +32,5 @@ FROM mla m JOIN choice ch USING (run_id)
 -- (shell trace) did not pass --attention-backend
 WHERE NOT EXISTS (SELECT 1 FROM lines_other l WHERE l.run_id = m.run_id AND l.pattern = 'shell_trace'
                   AND l.raw LIKE '%--attention-backend%')
-  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run_id = m.run_id AND e.kind = 'attention_backend_sm100')
+  AND NOT EXISTS (SELECT 1 FROM events_other e WHERE e.run_id = m.run_id AND e.kind = 'attention_backend_sm100')
 QUALIFY row_number() OVER (PARTITION BY m.run_id ORDER BY ch.line_no) = 1

@@ -9,7 +9,7 @@
 WITH calm AS (  -- runs that never retracted (a retraction means the pool was full): first, so
                -- the decode lines of the others are never aggregated
   SELECT r.run_id, r.max_running_requests FROM runs r
-  WHERE r.engine = 'sglang' AND NOT EXISTS (SELECT 1 FROM events e WHERE e.run_id = r.run_id AND e.kind = 'kv_retract')
+  WHERE r.engine = 'sglang' AND NOT EXISTS (SELECT 1 FROM events_other e WHERE e.run_id = r.run_id AND e.kind = 'kv_retract')
 ),
 q AS (
   SELECT d.run_id, d.line_no, d.ts, d.queued_reqs, d.running_reqs, d.kv_usage

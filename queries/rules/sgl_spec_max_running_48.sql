@@ -8,10 +8,10 @@
 -- Reads line text (issue 11: rules read events and the rollup, not lines): the command line a job script echoed (pattern shell_trace, selected by pattern first): whether --max-running-requests was given.
 WITH reset AS (
   SELECT run_id, min(line_no) AS line_no, CAST(max(value) AS INTEGER) AS cap, 'reset line' AS how
-  FROM events WHERE kind = 'spec_max_running_reset' GROUP BY run_id
+  FROM events_other WHERE kind = 'spec_max_running_reset' GROUP BY run_id
 ),
 cfg AS (  -- no reset line (older/other builds), but the dump shows the spec default of 48
-  SELECT r.run_id, (SELECT min(line_no) FROM events e WHERE e.run_id = r.run_id AND e.kind = 'limits') AS line_no,
+  SELECT r.run_id, (SELECT min(line_no) FROM events_other e WHERE e.run_id = r.run_id AND e.kind = 'limits') AS line_no,
          r.max_running_requests AS cap, 'config' AS how
   FROM runs r
   WHERE r.engine = 'sglang' AND r.spec_method IS NOT NULL AND r.max_running_requests = 48

@@ -3,6 +3,7 @@
 -- title: Run {run_id}: SGLang {who} watchdog fired after {timeout_s} s without a finished batch {phase}{last_note}
 -- fix: If a first-time compile/JIT was running (torch.compile, DeepGEMM, FlashInfer), precompile or persist its cache (see torch_compile_cold_start / jit_kernel_compile_stall) and raise --watchdog-timeout only for that known-slow work; otherwise debug the hang: py-spy dump of the scheduler, the rank that stopped logging first, NCCL/Gloo errors right after.
 -- source: docs/knowledge-base.md R31 (sgl-project/sglang#7553, #3752, #8232). "Watchdog timeout (self.watchdog_timeout=300)" / "Scheduler watchdog timeout (...)": a forward batch exceeded --watchdog-timeout (default 300 s) and the scheduler was killed.
+-- requires: errors.kind=watchdog_timeout
 -- Reads line text (issue 11: rules read events and the rollup, not lines): which watchdog fired and its timeout, from the error's own line (errors.message holds the record's final exception), joined on its line number.
 WITH wd AS (
   SELECT e.run_id, min(e.line_no) AS line_no, arg_min(l.raw, e.line_no) AS raw, arg_min(e.ts, e.line_no) AS ts

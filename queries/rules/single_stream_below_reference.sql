@@ -21,7 +21,7 @@ nccl AS (
 ),
 warned AS MATERIALIZED (  -- the kind alone first (MATERIALIZED): a text filter pushed into the scan of events
   -- decompressed the text of every row (40 ms -> 3 ms on a 200 MB log)
-  SELECT run_id, text FROM events WHERE kind = 'custom_allreduce_disabled'
+  SELECT run_id, text FROM events_other WHERE kind = 'custom_allreduce_disabled'
 ),
 ar AS (
   SELECT DISTINCT run_id FROM warned

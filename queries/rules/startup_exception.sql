@@ -3,6 +3,7 @@
 -- title: Run {run_id} failed to start{stage}: {exc_type}: {exc_message}{unknown}
 -- fix: Read the traceback at the quoted line: it names the failing component (kernel compile, model code, config validation). Typical fixes: a backend/dtype the GPU supports (e.g. no fp8e4nv on Ampere/RDNA: use a bf16 KV cache or another attention backend), an engine version that supports the model/quantization, or corrected launch arguments. An NVSHMEM failure (DeepEP all-to-all: `Peer GPU N is not accessible`, `nvshmem initialization failed`) means a rank could not map a peer GPU's memory: across nodes NVSHMEM needs a remote transport (InfiniBand with nvidia_peermem or GDRCopy; NVSHMEM_REMOTE_TRANSPORT, NVSHMEM_IB_ENABLE_IBGDA), within a node P2P access (`nvidia-smi topo -p2p r`), and every node needs the same --nnodes/--dist-init-addr with its own --node-rank.
 -- source: docs/knowledge-base.md §2 start-up failure causes (catch-all after the specific ones: vllm_kv_too_small_for_max_model_len, startup_free_memory_below_utilization, startup_oom, cuda_graph_capture_oom, sgl_mem_fraction_too_low, illegal_memory_access, watchdog timeouts). The root cause is the run's one root cause (runs.end_line/end_reason, chosen once by derive/end_state.py for ingest, diagnose and report alike): the first failure in time across ranks and nodes, preferring records that name a cause over wrappers (`Received sigquit from a child process`, `Engine core initialization failed`, EngineDeadError, worker-died notices) and consequences (EOFError on a peer); a traceback no pattern marked fatal counts when it is the unready run's last word (a kernel AssertionError during warm-up). When only a wrapper was logged the finding says so. Real: the 2x RTX 3090 Triton `CompilationError` (fp8e4nv not supported) boot failure; issue 12's two-node start-up whose root cause is NVSHMEM's unstamped `Peer GPU 8 is not accessible, exiting`, not the EOFError on another rank.
+-- requires: runs.end_state=startup_failed
 WITH failed AS (
   SELECT run_id, ready_line, end_line FROM runs WHERE end_state = 'startup_failed'
 ),
@@ -46,7 +47,7 @@ milestone AS (
       WHEN kind IN ('cuda_graph_end', 'cuda_graph_draft_end', 'cuda_graph_piecewise_end') THEN 'after CUDA-graph capture'
       ELSE 'early in start-up'
     END AS stage
-  FROM events
+  FROM events_other
   WHERE kind IN ('weights_begin', 'weight_shards', 'weights_loaded', 'weights_load_time', 'drafter_load',
                  'dynamo_transform', 'compile_graph', 'torch_compile', 'compile_cache_hit', 'kv_cache_memory',
                  'kv_cache_tokens', 'max_concurrency', 'kv_blocks', 'kv_cache_allocated', 'memory_pool_end', 'limits',

@@ -5,6 +5,7 @@
 -- fix.sglang: Knobs: --mem-fraction-static, --context-length, --chunked-prefill-size.
 -- fix.vllm: Knobs: --gpu-memory-utilization, --max-model-len, --max-num-batched-tokens.
 -- source: docs/knowledge-base.md §2 failure causes (startup) and R09 — torch `CUDA out of memory. Tried to allocate ...` before the ready line (parsers/vllm.toml §10, parsers/sglang.toml "Startup"); OOMs inside CUDA-graph capture are cuda_graph_capture_oom (R05) and are excluded here.
+-- requires: runs.end_state=startup_failed
 WITH oom0 AS (
   SELECT e.run_id, e.line_no, e.last_line, e.kind, e.traceback, e.message AS record_message,
          CASE WHEN e.message ILIKE '%out of memory%' THEN e.message
@@ -25,14 +26,14 @@ oom AS (  -- point at the OOM line itself (a wrapper record may start at "Engine
   FROM oom0 o
 ),
 cap_begin AS (
-  SELECT run_id, line_no FROM events
+  SELECT run_id, line_no FROM events_other
   WHERE kind IN ('cuda_graph_begin', 'cuda_graph_bs', 'cuda_graph_draft_begin', 'cuda_graph_piecewise_begin')
   UNION ALL
-  SELECT run_id, line_no FROM events  -- capture progress bars (common.toml cuda_graph_capture_bar)
+  SELECT run_id, line_no FROM events_other  -- capture progress bars (common.toml cuda_graph_capture_bar)
   WHERE kind = 'cuda_graph_capture_progress'
 ),
 cap_end AS (
-  SELECT run_id, line_no FROM events
+  SELECT run_id, line_no FROM events_other
   WHERE kind IN ('cuda_graph_end', 'cuda_graph_draft_end', 'cuda_graph_piecewise_end')
 ),
 milestone AS (
@@ -48,7 +49,7 @@ milestone AS (
       WHEN kind IN ('dist_init_begin', 'dist_init_end', 'nccl_version') THEN 'during distributed init'
       ELSE 'early in start-up'
     END AS stage
-  FROM events
+  FROM events_other
   WHERE kind IN ('weights_begin', 'weight_shards', 'weights_loaded', 'weights_load_time', 'drafter_load',
                  'dynamo_transform', 'compile_graph', 'torch_compile', 'compile_cache_hit', 'kv_cache_memory',
                  'kv_cache_tokens', 'max_concurrency', 'kv_blocks', 'kv_cache_allocated', 'memory_pool_end', 'limits',

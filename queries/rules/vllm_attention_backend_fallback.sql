@@ -8,13 +8,13 @@
 WITH vr AS (
   SELECT r.run_id FROM runs r
   WHERE r.engine = 'vllm' AND coalesce(r.gpu_vendor, 'nvidia') = 'nvidia'
-    AND NOT EXISTS (SELECT 1 FROM events p WHERE p.run_id = r.run_id AND p.kind = 'platform' AND lower(p.text) = 'rocm')
+    AND NOT EXISTS (SELECT 1 FROM events_other p WHERE p.run_id = r.run_id AND p.kind = 'platform' AND lower(p.text) = 'rocm')
     AND NOT EXISTS (SELECT 1 FROM lines_other l WHERE l.run_id = r.run_id AND (l.raw LIKE '%[rocm.py:%' OR l.raw LIKE '% rocm.py:%'))
 ),
 attn AS (
   SELECT e.run_id, e.line_no, 1 AS prio,
          'attention fell back: "Cannot use ' || e.text || rtrim(coalesce(json_extract_string(e.attrs, '$.reason'), ''), '. ') || '"' AS what
-  FROM events e JOIN vr USING (run_id)
+  FROM events_other e JOIN vr USING (run_id)
   WHERE e.kind = 'attention_backend_fallback'
     AND coalesce(json_extract_string(e.attrs, '$.reason'), '') NOT ILIKE '%FP8%'
     AND coalesce(json_extract_string(e.attrs, '$.reason'), '') NOT ILIKE '%defaulting to FA version%'
@@ -23,18 +23,18 @@ attn AS (
          'the generic ' || e.text || ' attention backend was selected'
          || CASE WHEN json_extract_string(e.attrs, '$.candidates') IS NOT NULL
                  THEN ' (the only valid candidate: [' || json_extract_string(e.attrs, '$.candidates') || '])' ELSE '' END
-  FROM events e JOIN vr USING (run_id)
+  FROM events_other e JOIN vr USING (run_id)
   WHERE e.kind = 'attention_backend'
     AND (upper(e.text) IN ('TRITON_ATTN', 'FLEX_ATTENTION', 'TORCH_SDPA') OR e.text IN ('Triton', 'FlexAttention', 'Torch SDPA'))
     AND (json_extract_string(e.attrs, '$.candidates') IS NULL
          OR NOT regexp_matches(json_extract_string(e.attrs, '$.candidates'), 'FLASH_ATTN|FLASHINFER'))
 ),
 chosen AS (  -- what was used instead after a "Cannot use" line
-  SELECT e.run_id, arg_min(e.text, e.line_no) AS backend FROM events e JOIN vr USING (run_id)
+  SELECT e.run_id, arg_min(e.text, e.line_no) AS backend FROM events_other e JOIN vr USING (run_id)
   WHERE e.kind = 'attention_backend' GROUP BY e.run_id
 ),
 sampler AS (
-  SELECT e.run_id, min(e.line_no) AS line_no FROM events e JOIN vr USING (run_id)
+  SELECT e.run_id, min(e.line_no) AS line_no FROM events_other e JOIN vr USING (run_id)
   -- vllm_sampler emits sampler_backend with a "fallback" attr for "FlashInfer is not
   -- available. Falling back to the PyTorch-native implementation of top-p & top-k sampling"
   WHERE e.kind = 'sampler_backend' AND json_extract_string(e.attrs, '$.fallback') IS NOT NULL

@@ -26,7 +26,7 @@ cc AS (  -- capture ceiling from the engine config (dict/JSON repr) or flattened
   GROUP BY run_id
 ),
 ccr AS (SELECT run_id, min(ceiling) FILTER (WHERE ceiling > 0) AS ceiling, min(line_no) AS cfg_line FROM cc GROUP BY run_id),
-tr AS (SELECT run_id, min(line_no) AS trunc_line FROM events WHERE kind = 'cudagraph_truncated' GROUP BY run_id),
+tr AS (SELECT run_id, min(line_no) AS trunc_line FROM events_other WHERE kind = 'cudagraph_truncated' GROUP BY run_id),
 ceil AS (
   SELECT k.run_id, k.k, coalesce(k.truncated_to, ccr.ceiling) AS ceiling, tr.trunc_line, ccr.cfg_line
   FROM k LEFT JOIN ccr USING (run_id) LEFT JOIN tr USING (run_id)

@@ -6,9 +6,9 @@
 -- engine: vllm
 WITH ev AS (
   SELECT run_id, line_no, text AS how, CASE WHEN text LIKE 'Data Parallel:%' THEN 0 ELSE 2 END AS prio
-  FROM events WHERE kind = 'enforce_eager'
+  FROM events_other WHERE kind = 'enforce_eager'
   UNION ALL
-  SELECT run_id, line_no, 'Cudagraph is disabled under eager mode', 3 FROM events WHERE kind = 'cuda_graph_disabled_eager'
+  SELECT run_id, line_no, 'Cudagraph is disabled under eager mode', 3 FROM events_other WHERE kind = 'cuda_graph_disabled_eager'
   UNION ALL
   SELECT run_id, line_no, 'enforce_eager=True in the ' || replace(origin, '_', ' '),
          CASE WHEN origin = 'cli_args' THEN 1 ELSE 4 END

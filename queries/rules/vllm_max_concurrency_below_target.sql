@@ -11,9 +11,9 @@ WITH mc AS (
          max(TRY_CAST(json_extract_string(attrs, '$.tokens_per_request') AS BIGINT)) AS per_req
   FROM (  -- one equality filter per kind: DuckDB pushes it into the scan (an IN list made it
           -- read attrs of every event, HTTP access lines included)
-    SELECT run_id, line_no, value, attrs FROM events WHERE kind = 'max_concurrency'
+    SELECT run_id, line_no, value, attrs FROM events_other WHERE kind = 'max_concurrency'
     UNION ALL
-    SELECT run_id, line_no, value, attrs FROM events
+    SELECT run_id, line_no, value, attrs FROM events_other
     WHERE kind = 'kv_cache_tokens' AND json_extract_string(attrs, '$.max_concurrency') IS NOT NULL)
   GROUP BY run_id
 ),

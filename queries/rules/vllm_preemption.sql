@@ -9,7 +9,7 @@ WITH v0 AS (
   SELECT run_id, min(line_no) AS line_no, CAST(max(coalesce(value, 1)) AS BIGINT) AS n_preempt,
          'V0 RECOMPUTE preemption warnings, cumulative count' AS how,
          list(line_no ORDER BY line_no)[2:4] AS evidence_lines
-  FROM events WHERE kind = 'preemption' GROUP BY run_id
+  FROM events_other WHERE kind = 'preemption' GROUP BY run_id
 ),
 v1 AS (
   SELECT run_id, min(line_no) AS line_no, CAST(sum(preemptions) AS BIGINT) AS n_preempt,

@@ -64,7 +64,7 @@ def test_dataset_tables_equal_database_tables(fleet_dir, tmp_path):
     tables = [t for (t,) in db.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
         "AND table_name NOT IN ('meta', 'source_state') AND table_name NOT LIKE '%migration%' ORDER BY 1").fetchall()]
-    assert {"runs", "sources", "decode_stats", "events", "config"} <= set(tables)
+    assert {"runs", "sources", "decode_stats", "events_other", "events_bulk", "config"} <= set(tables)
     dn, sn = _names(db), _names(ds)
     for table in tables:
         assert _table_rows(ds, table, sn) == _table_rows(db, table, dn), table

@@ -78,7 +78,7 @@ def test_split_ingest_equals_whole_ingest_table_by_table(split_and_whole):
     a, b = open_dataset(str(tmp / "whole")), open_dataset(str(tmp / "split"))
     tables = _tables(tmp / "whole")
     assert tables == _tables(tmp / "split")
-    assert {"lines_other", "lines_bulk", "runs", "events", "errors", "templates"} <= set(tables)
+    assert {"lines_other", "lines_bulk", "runs", "events_other", "events_bulk", "errors", "templates"} <= set(tables)
     for table, cols in tables.items():
         names = [c for c, _ in cols if c != "ingested_at"]
         assert _rows(b, table, names) == _rows(a, table, names), table

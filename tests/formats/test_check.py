@@ -179,6 +179,25 @@ def test_a_rule_naming_a_missing_column_fails(tmp_path):
         check_formats(rules_dirs=[rules])
 
 
+def test_a_rule_gated_on_a_misspelt_kind_or_column_fails(tmp_path):
+    """A ``requires`` gate names kinds the grammars produce, in the table that stores them:
+    a typo there would keep the rule silent on every database."""
+    rules = _folder(tmp_path, "rules", {"gated.sql": """\
+        -- id: gated
+        -- severity: info
+        -- title: Run {run_id}
+        -- fix: none
+        -- requires: events_other.kind=fp8_marln, events_bulk.kind=weights_loaded, runs.no_such=x
+        SELECT run_id, line_no FROM events_other WHERE kind = 'fp8_marlin'
+        """})
+    with pytest.raises(GrammarError) as err:
+        check_formats(rules_dirs=[rules])
+    msg = str(err.value)
+    assert "gated.sql requires events_other.kind=fp8_marln: event kind 'fp8_marln' is not produced" in msg
+    assert "event kind 'weights_loaded' is stored in events_other, not in events_bulk" in msg
+    assert "gated.sql: requires runs.no_such=x" in msg and "no_such" in msg
+
+
 # ---------------------------------------------------------------- files and errors
 
 def test_a_file_without_a_grammar_table_is_refused(tmp_path):

@@ -90,6 +90,30 @@ def test_requires_makes_rule_silent_with_reason(story_db, tmp_path):
     assert found == [] and silent and silent[0][0] == "needs_spec" and "spec_stats.accept_len" in silent[0][1]
 
 
+def test_requires_a_value_gates_the_rule_on_rows_having_it(story_db, tmp_path):
+    """``requires: table.column=a|b``: silent (and not run) unless a row has one of the values."""
+    gate = "-- requires: events_other.kind={}"
+    write_rule(tmp_path, "gated_absent", GOOD.format(id="gated_absent").replace(
+        "-- source: test", "-- source: test\n" + gate.format("fp8_marlin|aiter_jit_build")))
+    write_rule(tmp_path, "gated_present", GOOD.format(id="gated_present").replace(
+        "-- source: test", "-- source: test\n" + gate.format("aiter_jit_build|weights_loaded")))
+    silent: list = []
+    found = logsleuth.diagnose(story_db, rule_ids=["gated_absent", "gated_present"], extra_dirs=[str(tmp_path)],
+                               silent=silent)
+    assert {f.rule_id for f in found} == {"gated_present"}
+    assert [r for r, _ in silent] == ["gated_absent"]
+    assert "events_other.kind=fp8_marlin|aiter_jit_build" in silent[0][1]
+
+
+@pytest.mark.parametrize("item", ["events_other.kind=", "events_other.kind=a'b", "events_other.kind=a;b",
+                                  "events_other=x"])
+def test_requires_values_are_plain_words(tmp_path, item):
+    p = write_rule(tmp_path, "bad_gate", GOOD.format(id="bad_gate").replace(
+        "-- source: test", f"-- source: test\n-- requires: {item}"))
+    with pytest.raises(GrammarError, match="requires item"):
+        parse_rule(p)
+
+
 def test_min_severity_filters(story_db, tmp_path):
     write_rule(tmp_path, "my_rule")
     assert logsleuth.diagnose(story_db, rule_ids=["my_rule"], extra_dirs=[str(tmp_path)], min_severity="critical") == []

@@ -7,7 +7,10 @@ engine-specific ``fix.sglang`` / ``fix.vllm``: a finding shows the common text p
 one for its run's engine, never the other engine's advice), optional
 ``params: name=value, ...`` (bound as DuckDB ``$name``), ``source:`` (where the threshold
 comes from) and ``requires: table.column, ...`` (the rule is silent, and says why under
-``--verbose``, when the database has no value for them). A broken file raises
+``--verbose``, when the database has no value for them; ``table.column=a|b`` needs a row
+whose column is one of the values, e.g. ``events_other.kind=preemption``: the cheap
+existence checks of every rule are one query, and a rule whose events are absent is not
+planned at all). A broken file raises
 ``GrammarError`` naming it. ``diagnose(con, ...)`` runs every rule and returns
 ``Finding`` objects, most severe first; each result row must carry ``run_id`` and
 ``line_no`` and may carry ``severity`` (to escalate), ``evidence_lines`` (a list of more
@@ -164,9 +167,9 @@ def parse_rule(path: Path, checked: "SelectOnlyCache | None" = None) -> Rule:
     if why:
         raise GrammarError(f"{where}: a rule is one SELECT query: {why}")
     requires = [r.strip() for r in header.get("requires", "").split(",") if r.strip()]
-    for req in requires:  # spliced into SQL by _missing_requirements: names only
-        if not re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?", req):
-            raise GrammarError(f"{where}: requires item '{req}' is not table or table.column")
+    for req in requires:  # spliced into SQL by _missing_requirements: names and plain values only
+        if not _REQUIRE.fullmatch(req):
+            raise GrammarError(f"{where}: requires item '{req}' is not table, table.column or table.column=value|...")
     engine = header.get("engine", "")
     if engine and engine not in ENGINES:
         raise GrammarError(f"{where}: engine '{engine}' is not one of {', '.join(ENGINES)}")
@@ -294,16 +297,29 @@ def _missing_requirements(con, rule: Rule, seen: dict | None = None) -> str | No
     return None
 
 
-def _exists_sql(req: str) -> str:
+#: a ``requires`` item: table, table.column (a value) or table.column=v1|v2 (one of these values)
+_REQUIRE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*(?:=[\w.-]+(?:\|[\w.-]+)*)?)?")
+
+
+def requirement_parts(req: str) -> tuple[str, str, list[str]]:
+    """(table, column or "", values or []) of a ``requires`` item."""
+    target, _, values = req.partition("=")
+    table, _, column = target.partition(".")
+    return table, column, values.split("|") if values else []
+
+
+def requirement_sql(req: str) -> str:
     # EXISTS: the first row answers (a requirement may be a view that parses log lines)
-    table, _, column = req.partition(".")
+    table, column, values = requirement_parts(req)
     where = f' WHERE "{column}" IS NOT NULL' if column else ""
+    if values:  # (checked by _REQUIRE: word characters, dots and dashes only)
+        where = f' WHERE "{column}" IN (' + ", ".join(f"'{v}'" for v in values) + ")"
     return f"EXISTS (SELECT 1 FROM {table}{where})"
 
 
 def _requirement_missing(con, req: str) -> str | None:
     try:
-        present = con.execute(f"SELECT {_exists_sql(req)}").fetchall()[0][0]
+        present = con.execute(f"SELECT {requirement_sql(req)}").fetchall()[0][0]
     except Exception:
         return f"needs {req}, which this database does not have"
     return None if present else f"needs {req}, and no run has it"
@@ -317,7 +333,7 @@ def _check_requirements(con, rules: list[Rule]) -> dict:
     if not reqs:
         return {}
     try:
-        row = con.execute("SELECT " + ", ".join(_exists_sql(req) for req in reqs)).fetchall()[0]
+        row = con.execute("SELECT " + ", ".join(requirement_sql(req) for req in reqs)).fetchall()[0]
     except Exception:
         return {req: _requirement_missing(con, req) for req in reqs}
     return {req: None if present else f"needs {req}, and no run has it" for req, present in zip(reqs, row)}

@@ -41,7 +41,7 @@ def _split_lines(con, tables: set[str]) -> None:
     for stmt in create_statements():
         con.execute(stmt)
     if "decode_stats" in tables:
-        con.execute("INSERT INTO decode_primary SELECT * FROM decode_stats WHERE primary_rank")
+        con.execute("INSERT INTO decode_primary BY NAME SELECT * FROM decode_stats WHERE primary_rank")
 
 
 def _run_rollup(con, tables: set[str]) -> None:
@@ -54,10 +54,46 @@ def _run_rollup(con, tables: set[str]) -> None:
     build_rollup(con, [r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()])
 
 
+def _split_events(con, tables: set[str]) -> None:
+    # schema 4 splits the events table into events_other + events_bulk behind the `events`
+    # view. The rows of the kinds the shipped grammars' bulk event patterns emit (HTTP access
+    # lines, request logs) go to events_bulk; the others, in their order, to events_other.
+    # (Rows of a bulk pattern of a user's grammar stay in events_other: the view still has them.)
+    if "events" not in tables or "events" not in _current_tables(con):  # (a view already: nothing to split)
+        return
+    from ..formats.grammar import default_grammars
+
+    kinds = sorted({p.emits for g in default_grammars() for p in g.patterns if p.table == "events" and p.bulk})
+    con.execute("ALTER TABLE events RENAME TO events_v3")
+    for stmt in create_statements():
+        con.execute(stmt)
+    bulk = "list_contains($kinds, kind)"
+    con.execute(f"INSERT INTO events_other BY NAME SELECT * FROM events_v3 WHERE NOT coalesce({bulk}, false)",
+                {"kinds": kinds})
+    con.execute(f"INSERT INTO events_bulk BY NAME SELECT * FROM events_v3 WHERE {bulk}", {"kinds": kinds})
+    con.execute("DROP TABLE events_v3")
+
+
+def _decode_seq(con, tables: set[str]) -> None:
+    # schema 4 numbers each scheduler's timed reports in decode_primary (seq, see
+    # queries/derive/decode_primary.sql): the rows copied before it get theirs here
+    for stmt in create_statements():
+        con.execute(stmt)
+    con.execute("""UPDATE decode_primary SET seq = n.seq FROM (
+        SELECT source_id, line_no, row_number() OVER (PARTITION BY source_id, run_id,
+               coalesce(engine_idx, dp_rank, -1) ORDER BY line_no) AS seq
+        FROM decode_primary WHERE ts IS NOT NULL) n
+        WHERE decode_primary.source_id = n.source_id AND decode_primary.line_no = n.line_no""")
+
+
 STEPS: list[Step] = [
     Step("0002_split_lines", 2, "lines split into lines_other + lines_bulk; decode_primary filled",
          _split_lines),
     Step("0003_run_rollup", 3, "run_rollup: per-run aggregates computed for the existing runs", _run_rollup),
+    Step("0004_split_events", 4, "events split into events_other + events_bulk (per-request events)",
+         _split_events),
+    Step("0005_decode_seq", 4, "decode_primary.seq: each scheduler's timed reports numbered in line order",
+         _decode_seq),
 ]
 
 

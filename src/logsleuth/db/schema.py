@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from ..resources import data_path
 
-SCHEMA_VERSION = 3  # 3: run_rollup (per-run aggregates, filled for existing runs); 2: lines split into lines_other + lines_bulk behind the `lines` view; decode_primary
+SCHEMA_VERSION = 4  # 4: events split into events_other + events_bulk behind the `events` view; 3: run_rollup (per-run aggregates, filled for existing runs); 2: lines split into lines_other + lines_bulk behind the `lines` view; decode_primary
 
 #: the column declarations (see the file's header)
 TABLES_FILE = "queries/tables.toml"
@@ -26,6 +26,12 @@ TABLES_FILE = "queries/tables.toml"
 #: with ``bulk = true``), ``lines_other`` everything else, a few percent of a busy log. Rules
 #: that search raw text read ``lines_other`` and stay fast on multi-GB logs.
 LINE_TABLES = ("lines_other", "lines_bulk")
+
+#: event stores behind the ``events`` view (queries/views/events.sql): ``events_bulk`` holds
+#: the events of the per-request lines (HTTP access lines, request logs; event patterns with
+#: ``bulk = true``), ``events_other`` the rest (milestones, notices), a few thousand rows:
+#: rules that look for a milestone read it and no longer scan millions of access events.
+EVENT_TABLES = ("events_other", "events_bulk")
 
 
 def _columns(items: list[str], data: dict) -> tuple[tuple[str, str], ...]:
@@ -54,12 +60,13 @@ TABLES, BENCH_JSON_COLUMNS = _load(TABLES_FILE)
 
 #: tables whose rows come from one source; deleted together on --replace
 PER_SOURCE_TABLES = ("source_state", "metrics", "gpu_samples", "bench_requests", "telemetry_sources", "env_reports",
-                     "lines_other", "lines_bulk", "templates", "config", "events", "decode_stats", "decode_primary",
-                     "prefill_stats", "spec_stats", "errors", "bench_results", "run_rollup", "runs", "sources")
+                     "lines_other", "lines_bulk", "templates", "config", "events_other", "events_bulk", "decode_stats",
+                     "decode_primary", "prefill_stats", "spec_stats", "errors", "bench_results", "run_rollup", "runs",
+                     "sources")
 
 
 def columns(table: str) -> list[str]:
-    return [c for c, _ in TABLES["lines_other" if table == "lines" else table]]
+    return [c for c, _ in TABLES[{"lines": "lines_other", "events": "events_other"}.get(table, table)]]
 
 
 def create_statements() -> list[str]:

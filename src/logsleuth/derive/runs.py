@@ -42,8 +42,8 @@ from .sql import near, run_set
 
 __all__ = ["RUN_TABLES", "finalize_source", "finalize_sources", "has_activity", "refresh_gpu_for_directory"]
 
-RUN_TABLES = ["lines_other", "lines_bulk", "config", "events", "decode_stats", "prefill_stats", "spec_stats", "errors",
-              "bench_results"]
+RUN_TABLES = ["lines_other", "lines_bulk", "config", "events_other", "events_bulk", "decode_stats", "prefill_stats",
+              "spec_stats", "errors", "bench_results"]
 
 # the events a runs row is derived from (queries/derive/run_events.sql)
 _EVENT_KINDS = ("version_banner", "banner_model", "weights_loaded", "model_arch", "attention_backend",
@@ -345,8 +345,7 @@ def _derive_logs(con, items, lines, out) -> None:
         for rid, fields in gpu_contexts(con, runs, explicit, env_files).items():
             rows[rid].update(fields)
     _insert_runs(con, list(rows.values()))
-    run_set(con, "", sources=[it.source_id for it in items],
-            text="INSERT INTO decode_primary SELECT * FROM decode_stats WHERE {sources} AND primary_rank")
+    run_set(con, "decode_primary", sources=[it.source_id for it in items])
 
 
 def _identity(con, rows, facts: _Facts, owner, eras) -> None:

@@ -41,6 +41,18 @@ def _columns(con, table: str, scan: str) -> str:
     return ", ".join(cols + [f'"{c}"' for c in in_files if c not in known])
 
 
+#: tables a later schema renamed (schema 4 split ``events``): part files written under the old
+#: name are read as the table that took its rows (the ``events`` view still shows them all)
+_RENAMED = {"events": "events_other"}
+
+
+def _files_by_table(manifest) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for table in sorted(manifest.tables):
+        out.setdefault(_RENAMED.get(table, table), []).extend(manifest.part_files(table))
+    return out
+
+
 def open_dataset(target: str) -> duckdb.DuckDBPyConnection:
     storage = storage_for(target)
     manifest = load_manifest(storage, SCHEMA_VERSION)
@@ -51,8 +63,7 @@ def open_dataset(target: str) -> duckdb.DuckDBPyConnection:
     for stmt in create_statements():
         con.execute(stmt)
     con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
-    for table in sorted(manifest.tables):
-        files = manifest.part_files(table)
+    for table, files in sorted(_files_by_table(manifest).items()):
         if not files:
             continue
         listed = ", ".join(_quote(storage.uri(f)) for f in files)

@@ -38,6 +38,8 @@ from .grammar import (
 #: what lines.kind holds: the table that claimed the line, or "unparsed"
 LINE_KINDS = tuple(sorted(TABLES | {"unparsed"}))
 _LINE_TABLES = {"lines", "lines_other", "lines_bulk"}
+#: the ``events`` view and its two stores (events_bulk: the kinds of bulk event patterns)
+_EVENT_TABLES = {"events", "events_other", "events_bulk"}
 
 
 @dataclass(frozen=True)
@@ -181,7 +183,7 @@ def _table_at(defs: list[tuple[int, str, str]], owner: list[int], qual: str, pos
             # CTE or of several grammar tables at once stays unresolved (not checked)
             tables = {t for sc, a, t in defs if sc == scope and a == t}
             if tables:
-                grammar_tables = tables & ({"events", "errors"} | _LINE_TABLES)
+                grammar_tables = tables & ({"errors"} | _EVENT_TABLES | _LINE_TABLES)
                 return next(iter(grammar_tables)) if len(tables) == 1 and grammar_tables else "?"
         if scope < 0:
             return None
@@ -198,6 +200,7 @@ class _Known:
     events: set
     errors: set
     attrs: set
+    bulk_events: set = frozenset()  # kinds only bulk patterns emit: stored in events_bulk
 
     @classmethod
     def of(cls, grammars: list[Grammar]) -> "_Known":
@@ -208,6 +211,8 @@ class _Known:
             events={k for k, s in kinds.items() if s.table == "events"} | {p.emits for p in pats if p.table == "events"},
             errors={k for k, s in kinds.items() if s.table == "errors"} | {p.emits for p in pats if p.table == "errors"},
             attrs={a for s in kinds.values() for a in s.attrs} | {a for p in pats if p.table == "events" for a in p.attrs},
+            bulk_events={p.emits for p in pats if p.table == "events" and p.bulk}
+            - {p.emits for p in pats if p.table == "events" and not p.bulk},
         )
 
 
@@ -245,8 +250,14 @@ def reference_problems(fname: str, sql: str, known: _Known) -> list[Problem]:
 def _check_value(column, value, table, known: _Known, where) -> Problem | None:
     if column == "pattern":
         return None if value in known.patterns else _unknown("pattern", value, known.patterns, where)
-    if table == "events":
-        return None if value in known.events else _unknown("event kind", value, known.events, where)
+    if table in _EVENT_TABLES:
+        if value not in known.events:
+            return _unknown("event kind", value, known.events, where)
+        if table != "events" and (value in known.bulk_events) != (table == "events_bulk"):
+            store = "events_bulk" if value in known.bulk_events else "events_other"
+            return Problem(where, f"event kind '{value}' is stored in {store}, not in {table}",
+                           hint=f"read {store} (or the events view) for it")
+        return None
     if table == "errors":
         return None if value in known.errors else _unknown("error kind", value, known.errors, where)
     if table in _LINE_TABLES:
@@ -257,6 +268,24 @@ def _check_value(column, value, table, known: _Known, where) -> Problem | None:
         every = known.events | known.errors | set(LINE_KINDS) | known.patterns
         return None if value in every else _unknown("kind", value, every, where)
     return None  # the kind column of a table grammars do not fill (env_reports, metrics ...)
+
+
+def _requires_problems(con, fname: str, requires: list[str], known: _Known) -> list[Problem]:
+    """A rule's ``requires`` items bind against the schema, and the values an item asks for
+    (``events_other.kind=preemption``) are ones the grammars produce: a misspelt kind there
+    would keep the rule silent on every database."""
+    from ..analysis.rules import requirement_parts, requirement_sql
+
+    problems = []
+    for req in requires:
+        problems += [Problem(fname, f"requires {req}: {p.what.split(': ', 1)[-1]}")
+                     for p in _sql_problems(con, fname, "SELECT " + requirement_sql(req), {})]
+        table, column, values = requirement_parts(req)
+        for value in values:
+            p = _check_value(column, value, table, known, f"{fname} requires {req}")
+            if p:
+                problems.append(p)
+    return problems
 
 
 def _sql_problems(con, fname: str, sql: str, params: dict) -> list[Problem]:
@@ -324,6 +353,7 @@ def rule_and_view_problems(grammars: list[Grammar], rules_dirs=()) -> tuple[list
                     continue
                 problems += reference_problems(f.name, f.read_text(encoding="utf-8"), known)
                 problems += _sql_problems(con, f.name, rule.sql, rule.params)
+                problems += _requires_problems(con, f.name, rule.requires, known)
         for f in views:
             problems += reference_problems(f.name, f.read_text(encoding="utf-8"), known)
     finally:

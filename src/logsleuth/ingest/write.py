@@ -4,7 +4,8 @@ Contract: ``store_chunk(con, frame, folded, ..., tables, bulk_lines)`` inserts t
 rows of a parsed, folded, stamped chunk (``tables``: per table, as ingest/extract.py cuts
 them, with ``ts`` and ``run_id``: events, stats, config, errors), the folded tracebacks and
 benchmark blocks, and each of its lines into ``lines_other``, or into ``lines_bulk`` through
-the source's ``BulkLines`` (whole row groups; ``flush`` once the source is read); frames go
+the source's ``BulkLines`` (whole row groups; ``flush`` once the source is read), the events
+of those bulk lines into ``events_bulk`` and the other events into ``events_other``; frames go
 to DuckDB as Arrow tables, by column name. ``delete_from_line`` removes the rows of a source from a line on
 (the open tail an append rebuilds); ``reset_derived`` removes what run derivation adds, so
 that deriving again gives what one ingest of the whole file gives.
@@ -87,7 +88,7 @@ def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int | pl
     for table, parts in tables.items():
         for part in parts:
             if table == "events":
-                _store_events(con, part, sid)
+                _store_events(con, part, sid, bulk_patterns)
             elif table == "errors":
                 in_tb = part.filter(pl.col("line_no").is_in(list(tb_lines)))
                 for row in in_tb.select([c for c in ("line_no", "kind", "fatal") if c in in_tb.columns]).iter_rows(named=True):
@@ -122,7 +123,10 @@ def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int | pl
     insert(con, "lines_other", lines)
 
 
-def _store_events(con, part: pl.DataFrame, sid) -> None:
+def _store_events(con, part: pl.DataFrame, sid, bulk_patterns: list[str]) -> None:
+    """The events of a chunk: those of bulk patterns (one per request: HTTP access lines,
+    request logs) into ``events_bulk``, like their lines into ``lines_bulk``; the rest
+    (milestones, notices) into ``events_other``. The ``events`` view is both."""
     fixed = {"line_no", "ts", "run_id", "rank", "tp_rank", "dp_rank", "proc", "pid", "msg", "level",
              "date", "md", "time", "_kind", "_pattern", "value", "text"}
     extra = [c for c in part.columns if c not in fixed]
@@ -135,7 +139,11 @@ def _store_events(con, part: pl.DataFrame, sid) -> None:
         _attrs_json(part, extra).alias("attrs"),
         sid,
     )
-    insert(con, "events", ev)
+    bulk = ev["_pattern"].is_in(bulk_patterns).fill_null(False) if bulk_patterns else None
+    if bulk is not None and bulk.any():
+        insert(con, "events_bulk", ev.filter(bulk))
+        ev = ev.filter(~bulk)
+    insert(con, "events_other", ev)
 
 
 def _store_config(con, part: pl.DataFrame, by_name, sid: pl.Expr) -> None:
@@ -175,8 +183,8 @@ def _store_tracebacks(con, tb: pl.DataFrame, f, line_ctx, inner_kinds, by_name, 
 
 
 #: tables holding rows tied to a line of a source (deleted from the resume line on by an append)
-LINE_TABLES = ["lines_other", "lines_bulk", "config", "events", "decode_stats", "prefill_stats", "spec_stats",
-               "errors", "bench_results"]
+LINE_TABLES = ["lines_other", "lines_bulk", "config", "events_other", "events_bulk", "decode_stats", "prefill_stats",
+               "spec_stats", "errors", "bench_results"]
 
 
 def delete_from_line(con, source_id: int, line_no: int) -> None:
