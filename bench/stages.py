@@ -4,8 +4,8 @@
 
 Ingests FILE into a fresh database under a temporary folder with timers around the stages
 of ingest/pipeline.py: reading and splitting lines, encoding line shapes, redaction, parsing (header peel,
-classification), the fold, timestamps and run ids, the writer thread's typed-row extraction
-and inserts (these overlap the stages of the next chunk), run derivation and COMMIT. Prints
+classification, typed-row extraction), the fold, timestamps and run ids, the writer thread's
+line context of the typed rows and inserts (these overlap the stages of the next chunk), run derivation and COMMIT. Prints
 one row per stage (wall seconds, calls, share of the ingest's wall time) plus the process's
 CPU time; ``--json FILE`` writes the same. The writer rows are busy time of the writer
 thread, not time the ingest waited for it. Timers wrap module attributes, so a stage this
@@ -36,14 +36,16 @@ STAGES = [
     ("read: split lines (per chunk)", read, "_block_frame", "main"),
     ("encode line shapes", pipeline, "encode", "main"),
     ("redact", pipeline, "redact_shaped", "main"),
+    ("parse: by shape (header, pattern)", parse, "_parse_by_shape", "main/worker"),
     ("parse: header peel", parse, "peel", "main/worker"),
     ("parse: classify", parse, "classify", "main/worker"),
+    ("parse: extract typed rows", parse, "extract", "main/worker"),
     ("parse: whole chunk", workers, "parse_segments", "main/worker"),
     ("fold", pipeline, "_fold", "main"),
     ("timestamps + run ids", pipeline, "_stamp", "main"),
-    ("writer: extract typed rows", write, "extract", "writer"),
+    ("writer: line context of typed rows", pipeline, "with_line_context", "writer"),
     ("writer: DuckDB inserts", write, "insert", "writer"),
-    ("writer: whole chunk", pipeline, "store_chunk", "writer"),
+    ("writer: whole chunk", pipeline, "_store_folded", "writer"),
     ("run derivation", pipeline, "_finish", "main"),
 ]
 

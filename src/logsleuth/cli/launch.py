@@ -24,11 +24,6 @@ _ENV_KEYS = ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "TERM", "COLORTERM",
              "TYPER_USE_RICH", "LOGSLEUTH_DB", "LOGSLEUTH_DATASET")
 
 
-#: polars' jemalloc reads its options from this variable when it loads (see ``main``)
-ALLOCATOR_ENV = "_RJEM_MALLOC_CONF"
-ALLOCATOR_CONF = "dirty_decay_ms:0,muzzy_decay_ms:0"
-
-
 def is_help_request(args: list[str]) -> bool:
     for arg in args:
         if arg == "--":
@@ -131,11 +126,6 @@ def main() -> None:
             except BrokenPipeError:  # `| head`: the reader has what it wanted
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (no second error at exit)
             sys.exit(0)
-    # before polars loads: its allocator (jemalloc) then returns freed pages to the system at
-    # once instead of keeping them for reuse; a large ingest frees a chunk's frames every few
-    # hundred ms, and the pages it kept counted in RSS (generated 200 MB vLLM log: peak RSS
-    # 900 -> 800 MB, same CPU time). A value the user set is kept.
-    os.environ.setdefault(ALLOCATOR_ENV, ALLOCATOR_CONF)
     from .app import main as run_app
 
     if path is None:
