@@ -1,6 +1,6 @@
 """Where an ingest spends its time: wall seconds per stage, in process.
 
-    python bench/stages.py FILE [--jobs N]
+    python bench/stages.py FILE [--jobs N] [--chunk-mb M]
 
 Ingests FILE into a fresh database under a temporary folder with timers around the stages
 of ingest/pipeline.py: reading and splitting lines, encoding line shapes, redaction, parsing (header peel,
@@ -78,6 +78,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("file")
     ap.add_argument("--jobs", type=int, default=0, help="parse processes (0: the default for this machine)")
+    ap.add_argument("--chunk-mb", type=float, default=None, help="chunk size in MiB (default: the pipeline's)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     timer = Timer()
@@ -88,7 +89,10 @@ def main() -> None:
     try:
         con = api.open_db(str(tmp / "x.duckdb"))
         cpu0, t0 = time.process_time(), time.perf_counter()
-        api.ingest_files(con, [args.file], IngestOptions(jobs=jobs))
+        opts = IngestOptions(jobs=jobs)
+        if args.chunk_mb:
+            opts.chunk_bytes = int(args.chunk_mb * (1 << 20))
+        api.ingest_files(con, [args.file], opts)
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         con.close()
         db_bytes = sum(f.stat().st_size for f in tmp.iterdir())
