@@ -82,3 +82,17 @@ def test_line_context_of_rows_whose_lines_all_lost_their_claim_is_empty():
     lines = pl.DataFrame({"line_no": pl.Series([1], dtype=pl.Int64), "pattern": ["traceback"],
                           "ts": [None], "run_id": pl.Series([1], dtype=pl.Int32)})
     assert with_line_context({"decode_stats": [_rows("decode", [1])]}, lines) == {}
+
+
+def test_line_context_is_the_same_whatever_the_order_of_the_lines():
+    """Lines in line order take the binary-search path, others a join: same rows."""
+    t0 = dt.datetime(2026, 6, 1, 12, 0)
+    lines = pl.DataFrame({"line_no": pl.Series([1, 2, 3, 4, 6], dtype=pl.Int64),
+                          "pattern": ["decode", "traceback", "decode", "decode", "decode"],
+                          "ts": [t0 + dt.timedelta(seconds=i) for i in range(5)],
+                          "run_id": pl.Series([1, 1, 2, 2, 3], dtype=pl.Int32)})
+    tables = {"decode_stats": [_rows("decode", [1, 2, 3, 5, 6, 7])]}  # 5 and 7: no such line here
+    ordered = with_line_context(tables, lines)["decode_stats"][0]
+    shuffled = with_line_context(tables, lines.reverse())["decode_stats"][0]
+    assert ordered["line_no"].to_list() == [1, 3, 6]
+    assert ordered.equals(shuffled)

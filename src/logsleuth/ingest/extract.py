@@ -268,11 +268,20 @@ def with_line_context(tables: dict[str, list[pl.DataFrame]], lines: pl.DataFrame
     ``run_id``, one source) is still claimed by the row's pattern, with the line's
     ``ts`` and ``run_id``."""
     ctx = lines.select("line_no", "ts", "run_id", pl.col("pattern").alias("_claim"))
+    # the lines of a chunk are in line order: each row finds its line by binary search
+    # (a gather instead of a hash join per table part)
+    ordered = ctx.height > 0 and ctx["line_no"].is_sorted()
     out: dict[str, list[pl.DataFrame]] = {}
     for table, parts in tables.items():
         for part in parts:
-            rows = (part.join(ctx, on="line_no", how="inner", maintain_order="left")
-                    .filter(pl.col("_claim") == pl.col("_pattern")).drop("_claim"))
+            if ordered:
+                at = ctx[ctx["line_no"].search_sorted(part["line_no"]).clip(upper_bound=ctx.height - 1)]
+                rows = (part.hstack(at.drop("line_no"))
+                        .filter((at["line_no"] == part["line_no"]) & (pl.col("_claim") == pl.col("_pattern"))))
+            else:
+                rows = part.join(ctx, on="line_no", how="inner", maintain_order="left").filter(
+                    pl.col("_claim") == pl.col("_pattern"))
+            rows = rows.drop("_claim")
             if rows.height:
                 out.setdefault(table, []).append(rows)
     return out
