@@ -19,10 +19,12 @@ WITH mc AS (
 ),
 st AS (
   SELECT run_id, max(running_reqs + coalesce(queued_reqs, 0)) AS demand,
-         arg_max(running_reqs / kv_usage, kv_usage) FILTER (WHERE kv_usage >= 0.05 AND running_reqs > 0) AS cap_est,
+         -- on a tie (many lines at the peak) the first line: arg_max alone picked any of them, so
+         -- that two diagnoses of one database could differ (2 GB vLLM: 170 or 184)
+         arg_max(running_reqs / kv_usage, (kv_usage, -line_no)) FILTER (WHERE kv_usage >= 0.05 AND running_reqs > 0) AS cap_est,
          count(*) FILTER (WHERE kv_usage >= $kv_full AND queued_reqs > 0) AS n_full,
          coalesce(sum(preemptions), 0) AS n_pre,
-         arg_max(line_no, running_reqs + coalesce(queued_reqs, 0)) AS peak_line
+         arg_max(line_no, (running_reqs + coalesce(queued_reqs, 0), -line_no)) AS peak_line
   FROM decode_primary WHERE primary_rank AND run_id IN (SELECT run_id FROM mc) GROUP BY run_id
 )
 SELECT m.run_id, m.line_no,

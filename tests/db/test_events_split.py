@@ -34,7 +34,8 @@ def db(tmp_path_factory):
     path = folder / "split.duckdb"
     con = open_db(str(path))
     try:
-        api.ingest_files(con, [str(SAMPLES / "sglang_tuned_v1.log"), str(SAMPLES / "vllm_kimi_k25.log"), str(gen)])
+        api.ingest_files(con, [str(SAMPLES / "sglang_tuned_v1.log"), str(SAMPLES / "vllm_kimi_k25.log"),
+                               str(SAMPLES / "eras" / "vllm_v1_0.10.1_workers.log"), str(gen)])  # (queue_saturation fires)
     finally:
         con.close()
     return path
@@ -101,8 +102,12 @@ def _downgrade_to_v3(db) -> None:
     con.execute("DROP TABLE events_bulk")
     con.execute("ALTER TABLE events_v RENAME TO events")
     con.execute("ALTER TABLE decode_primary DROP COLUMN seq")
+    con.execute("DROP TABLE queue_stretches")
+    con.execute("ALTER TABLE run_rollup DROP COLUMN stretch_kv_full")
+    con.execute("ALTER TABLE run_rollup DROP COLUMN stretch_kv_busy")
     con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
-    con.execute("DELETE FROM schema_migrations WHERE name IN ('0004_split_events', '0005_decode_seq')")
+    con.execute("DELETE FROM schema_migrations WHERE name IN ('0004_split_events', '0005_decode_seq', "
+                "'0006_queue_stretches')")
     con.close()
 
 
@@ -114,6 +119,7 @@ def test_schema3_database_is_split_when_opened(db, tmp_path):
     want_other = before.execute("SELECT count(*) FROM events_other").fetchone()[0]
     want = sorted((f.rule_id, f.run_id, f.line_no) for f in logsleuth.diagnose(before))
     want_seq = before.execute("SELECT source_id, line_no, seq FROM decode_primary ORDER BY ALL").fetchall()
+    want_stretches = before.execute("SELECT * FROM queue_stretches ORDER BY ALL").fetchall()
     before.close()
     _downgrade_to_v3(old)
 
@@ -126,6 +132,7 @@ def test_schema3_database_is_split_when_opened(db, tmp_path):
         assert {k for (k,) in con.execute("SELECT DISTINCT kind FROM events_bulk").fetchall()} <= BULK_KINDS
         assert _one(con, "SELECT count(*) FROM schema_migrations WHERE name = '0004_split_events'") == 1
         assert con.execute("SELECT source_id, line_no, seq FROM decode_primary ORDER BY ALL").fetchall() == want_seq
+        assert con.execute("SELECT * FROM queue_stretches ORDER BY ALL").fetchall() == want_stretches
         assert sorted((f.rule_id, f.run_id, f.line_no) for f in logsleuth.diagnose(con)) == want
     finally:
         con.close()
@@ -158,3 +165,29 @@ def test_decode_primary_seq_numbers_each_schedulers_timed_reports(db):
                          "FROM decode_primary WHERE source_id = 1) WHERE back") == 0
     finally:
         con.close()
+
+
+def test_queue_saturation_reads_the_stretches_found_at_ingest_or_finds_them(db, tmp_path):
+    """With its default thresholds the rule reads queue_stretches (found when the runs were
+    derived); with others, or for runs without them, it finds the stretches in decode_primary:
+    the same findings either way."""
+    assert _one(duckdb.connect(str(db), read_only=True), "SELECT count(*) FROM queue_stretches") > 0
+    live = tmp_path / "live.duckdb"
+    live.write_bytes(db.read_bytes())
+    con = duckdb.connect(str(live))
+    con.execute("UPDATE run_rollup SET stretch_kv_full = NULL, stretch_kv_busy = NULL")
+    con.execute("DELETE FROM queue_stretches")
+    con.close()
+
+    def found(path, sets=None):
+        c = open_db(str(path), read_only=True)
+        try:
+            return [(f.run_id, f.line_no, f.title, f.evidence_lines) for f in logsleuth.diagnose(
+                c, rule_ids=["queue_saturation"], sets=sets)]
+        finally:
+            c.close()
+
+    pre = found(db)
+    assert pre and pre == found(live)
+    # other thresholds: computed live on both databases alike
+    assert found(db, ["queue_saturation.kv_full=0.8"]) == found(live, ["queue_saturation.kv_full=0.8"])

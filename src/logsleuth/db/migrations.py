@@ -86,6 +86,16 @@ def _decode_seq(con, tables: set[str]) -> None:
         WHERE decode_primary.source_id = n.source_id AND decode_primary.line_no = n.line_no""")
 
 
+def _queue_stretches(con, tables: set[str]) -> None:
+    # schema 5 keeps each run's saturated stretches (queue_stretches, from decode_primary.seq) and
+    # the thresholds they were found with in run_rollup: computed here for the existing runs
+    from ..derive.rollup import build_rollup
+
+    for stmt in create_statements():
+        con.execute(stmt)
+    build_rollup(con, [r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()])
+
+
 STEPS: list[Step] = [
     Step("0002_split_lines", 2, "lines split into lines_other + lines_bulk; decode_primary filled",
          _split_lines),
@@ -94,6 +104,8 @@ STEPS: list[Step] = [
          _split_events),
     Step("0005_decode_seq", 4, "decode_primary.seq: each scheduler's timed reports numbered in line order",
          _decode_seq),
+    Step("0006_queue_stretches", 5, "queue_stretches: the saturated stretches of the existing runs",
+         _queue_stretches),
 ]
 
 

@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from ..resources import data_path
 
-SCHEMA_VERSION = 4  # 4: events split into events_other + events_bulk behind the `events` view; 3: run_rollup (per-run aggregates, filled for existing runs); 2: lines split into lines_other + lines_bulk behind the `lines` view; decode_primary
+SCHEMA_VERSION = 5  # 5: queue_stretches (saturated stretches per run, found at ingest); 4: events split into events_other + events_bulk behind the `events` view; 3: run_rollup (per-run aggregates, filled for existing runs); 2: lines split into lines_other + lines_bulk behind the `lines` view; decode_primary
 
 #: the column declarations (see the file's header)
 TABLES_FILE = "queries/tables.toml"
@@ -61,7 +61,7 @@ TABLES, BENCH_JSON_COLUMNS = _load(TABLES_FILE)
 #: tables whose rows come from one source; deleted together on --replace
 PER_SOURCE_TABLES = ("source_state", "metrics", "gpu_samples", "bench_requests", "telemetry_sources", "env_reports",
                      "lines_other", "lines_bulk", "templates", "config", "events_other", "events_bulk", "decode_stats",
-                     "decode_primary", "prefill_stats", "spec_stats", "errors", "bench_results", "run_rollup", "runs",
+                     "decode_primary", "prefill_stats", "spec_stats", "errors", "bench_results", "run_rollup", "queue_stretches", "runs",
                      "sources")
 
 
