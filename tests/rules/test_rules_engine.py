@@ -114,6 +114,25 @@ def test_requires_values_are_plain_words(tmp_path, item):
         parse_rule(p)
 
 
+def test_a_requirement_on_a_view_is_checked_by_the_rule_itself(story_db, tmp_path):
+    """nccl_config/nccl_channels parse line text: whether they have a row is asked in the rule's
+    worker, beside the other rules, with the same answer and reason as before them all."""
+    from logsleuth.analysis.rules import _deferred, _view_names
+
+    views = _view_names()
+    assert _deferred("nccl_channels", views) and not _deferred("events", views)
+    assert not _deferred("decode_stats.gen_tok_s", views) and not _deferred("events_other.kind=limits", views)
+    write_rule(tmp_path, "needs_view", GOOD.format(id="needs_view").replace(
+        "-- source: test", "-- source: test\n-- requires: decode_stats, nccl_channels"))
+    present = story_db.execute("SELECT EXISTS (SELECT 1 FROM nccl_channels)").fetchone()[0]
+    silent: list = []
+    found = logsleuth.diagnose(story_db, rule_ids=["needs_view"], extra_dirs=[str(tmp_path)], silent=silent)
+    if present:
+        assert found and not silent
+    else:
+        assert found == [] and silent == [("needs_view", "needs nccl_channels, and no run has it")]
+
+
 def test_min_severity_filters(story_db, tmp_path):
     write_rule(tmp_path, "my_rule")
     assert logsleuth.diagnose(story_db, rule_ids=["my_rule"], extra_dirs=[str(tmp_path)], min_severity="critical") == []

@@ -52,6 +52,7 @@ class Rule:
     requires: list = field(default_factory=list)
     engine: str = ""
     fixes: dict = field(default_factory=dict)  # engine -> fix text for that engine's runs only
+    deferred: list = field(default_factory=list)  # requirements its worker checks first (``_deferred``)
 
     def fix_for(self, engine: str | None) -> str:
         """The fix text a run of ``engine`` is shown: the common text plus its engine's own;
@@ -285,11 +286,44 @@ def apply_overrides(rules: list[Rule], sets: list[str]) -> None:
         by_id[rid].params[param] = _parse_value(value)
 
 
-def _missing_requirements(con, rule: Rule, seen: dict | None = None) -> str | None:
+def _view_names() -> frozenset:
+    """The views shipped in queries/views/ (``events``, ``nccl_config``, ...)."""
+    return frozenset(f.stem for f in (data_path("queries") / "views").glob("*.sql"))
+
+
+def _deferred(req: str, views: frozenset) -> bool:
+    """A requirement on a view other than ``events``/``lines`` (its rows are parsed from line
+    text: whether it has one can take as long as the rule, ~0.1 s for nccl_config on a 2 GB log
+    without NCCL lines) is checked by the rule's own worker, beside the other rules, not before
+    them all."""
+    table = requirement_parts(req)[0]
+    return table in views and table not in ("events", "lines")
+
+
+def _runnable(con, rules: list[Rule], run_info: dict, run_ids, silent) -> list[Rule]:
+    """The rules whose requirements (but those on views: ``_deferred``) and engine are present;
+    ``silent`` (if a list) gets the others with why."""
+    views = _view_names()
+    seen = _check_requirements(con, rules, views)
+    out = []
+    for rule in rules:
+        why = _missing_requirements(con, rule, seen, views) or _no_runs_of_engine(rule, run_info, run_ids)
+        if why and silent is not None:
+            silent.append((rule.id, why))
+        if not why:
+            rule.deferred = [q for q in rule.requires if _deferred(q, views)]
+            out.append(rule)
+    return out
+
+
+def _missing_requirements(con, rule: Rule, seen: dict | None = None, views: frozenset = frozenset()) -> str | None:
     """Why ``rule`` cannot apply (a required table, view or column without a value), or None;
-    ``seen`` keeps each requirement's answer for the other rules of the same call."""
+    ``seen`` keeps each requirement's answer for the other rules of the same call; requirements
+    ``_deferred`` on ``views`` are left to the rule's worker."""
     seen = {} if seen is None else seen
     for req in rule.requires:
+        if _deferred(req, views):
+            continue
         if req not in seen:
             seen[req] = _requirement_missing(con, req)
         if seen[req]:
@@ -325,11 +359,12 @@ def _requirement_missing(con, req: str) -> str | None:
     return None if present else f"needs {req}, and no run has it"
 
 
-def _check_requirements(con, rules: list[Rule]) -> dict:
-    """requirement -> why it is missing (None: present), for every requirement of ``rules``,
-    asked in one query (one planning, one round trip: ~30 % less than one query each);
-    one by one when that query fails (a table or column this database does not have)."""
-    reqs = list(dict.fromkeys(req for r in rules for req in r.requires))
+def _check_requirements(con, rules: list[Rule], views: frozenset = frozenset()) -> dict:
+    """requirement -> why it is missing (None: present), for every requirement of ``rules``
+    but those ``_deferred`` on ``views``, asked in one query (one planning, one round trip:
+    ~30 % less than one query each); one by one when that query fails (a table or column this
+    database does not have)."""
+    reqs = list(dict.fromkeys(req for r in rules for req in r.requires if not _deferred(req, views)))
     if not reqs:
         return {}
     try:
@@ -369,16 +404,12 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
     findings: list[Finding] = []
     names = dict(con.execute("SELECT source_id, name FROM sources").fetchall())
     run_info = {r[0]: (r[1], r[2]) for r in con.execute("SELECT run_id, source_id, engine FROM runs").fetchall()}
-    runnable = []
-    seen = _check_requirements(con, rules)
-    for rule in rules:
-        why = _missing_requirements(con, rule, seen) or _no_runs_of_engine(rule, run_info, run_ids)
-        if why:
-            if silent is not None:
-                silent.append((rule.id, why))
-            continue
-        runnable.append(rule)
+    runnable = _runnable(con, rules, run_info, run_ids, silent)
     for rule, (columns, result) in zip(runnable, _run_all(con, runnable)):
+        if columns is None:  # a requirement on a view, checked by the rule's worker, is absent
+            if silent is not None:
+                silent.append((rule.id, result))
+            continue
         for col in ("run_id", "line_no"):
             if columns and col not in columns:
                 raise QueryError(f"rule {rule.id}: result lacks the column '{col}'")
@@ -459,6 +490,10 @@ def _run_one(con, rule: Rule) -> tuple[list[str], list[dict]]:
     # transaction, so a rule cannot write whatever connection it is given
     try:
         with read_only_cursor(con) as cur:
+            for req in rule.deferred:  # None, why: the rule cannot apply
+                why = _requirement_missing(cur, req)
+                if why:
+                    return None, why
             cur.execute(rule.sql, rule.params or [])
             columns = [d[0] for d in cur.description] if cur.description else []
             return columns, ([dict(zip(columns, r)) for r in cur.fetchall()] if columns else [])
