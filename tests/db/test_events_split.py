@@ -16,6 +16,7 @@ from logsleuth.db import schema
 from logsleuth.db.connection import open_db
 from logsleuth.formats import grammar as G
 from logsleuth.formats.check import _Known, reference_problems
+from support.db import unsplit
 from support.paths import ROOT, SAMPLES
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -96,11 +97,7 @@ def test_access_lines_land_in_events_bulk_and_nothing_is_lost(db):
 def _downgrade_to_v3(db) -> None:
     """The database as schema 3 wrote it: one events table, in line order."""
     con = duckdb.connect(str(db))
-    con.execute("CREATE TABLE events_v AS SELECT * FROM events ORDER BY source_id, line_no")
-    con.execute("DROP VIEW events")
-    con.execute("DROP TABLE events_other")
-    con.execute("DROP TABLE events_bulk")
-    con.execute("ALTER TABLE events_v RENAME TO events")
+    unsplit(con, "events")
     con.execute("ALTER TABLE decode_primary DROP COLUMN seq")
     con.execute("DROP TABLE queue_stretches")
     con.execute("ALTER TABLE run_rollup DROP COLUMN stretch_kv_full")

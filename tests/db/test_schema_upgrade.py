@@ -10,6 +10,7 @@ from logsleuth.db import schema
 from logsleuth.formats.grammar import default_grammars
 from logsleuth.db.connection import open_db
 
+from support.db import unsplit
 from support.paths import SAMPLES
 
 
@@ -44,12 +45,7 @@ def test_bulk_lines_are_split_off_and_the_view_has_every_line(tmp_path):
 
 def _downgrade_to_v1(db) -> None:
     con = duckdb.connect(str(db))
-    con.execute("CREATE TABLE lines_v1 AS SELECT * FROM lines ORDER BY source_id, line_no")
-    con.execute("DROP VIEW run_summary")
-    con.execute("DROP VIEW lines")
-    con.execute("DROP TABLE lines_other")
-    con.execute("DROP TABLE lines_bulk")
-    con.execute("ALTER TABLE lines_v1 RENAME TO lines")
+    unsplit(con, "lines", views=("run_summary",))
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     con.execute("DROP TABLE schema_migrations")  # schema 1 predates the recorded migration steps
     con.close()

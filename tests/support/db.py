@@ -18,3 +18,15 @@ def typed_row_counts(con, sid: int) -> tuple:
         (SELECT count(*) FROM bench_results WHERE source_id = $1),
         (SELECT count(*) FROM errors WHERE source_id = $1),
         (SELECT count(*) FROM errors WHERE source_id = $1 AND fatal)""", [sid]).fetchone()
+
+
+def unsplit(con, name: str, views: tuple = ()) -> None:
+    """Turn the view ``name`` over ``{name}_other`` and ``{name}_bulk`` back into one table in
+    line order, as a schema before that split stored it (``views`` that read it are dropped
+    first): the start of a test that an older database is upgraded when opened."""
+    con.execute(f"CREATE TABLE {name}_unsplit AS SELECT * FROM {name} ORDER BY source_id, line_no")
+    for view in (*views, name):
+        con.execute(f"DROP VIEW {view}")
+    con.execute(f"DROP TABLE {name}_other")
+    con.execute(f"DROP TABLE {name}_bulk")
+    con.execute(f"ALTER TABLE {name}_unsplit RENAME TO {name}")

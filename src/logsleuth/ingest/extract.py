@@ -137,7 +137,7 @@ def _shape_extract(msg: pl.Series, specs: list[tuple[str, str, str | int]], mask
     text (``masked``, computed here when not given); each regex runs once per distinct key
     (Python ``re`` for spans, checked against polars' captures on the same keys) and every
     line takes the slices of its key's spans. Sound because each regex treats all ASCII
-    digits alike (``_digit_invariant``), so its match structure on a line equals that on the
+    digits alike (``shapes.digit_invariant``), so its match structure on a line equals that on the
     masked line. ``cache`` keeps the span table of each ``specs`` across calls, so a shape
     seen in an earlier chunk costs nothing. ``commas`` (a dict) is filled with, per output
     name, whether any shape's capture holds a ',' (a digit-masked shape shows every comma, so

@@ -17,8 +17,6 @@ import polars as pl
 from ..db import schema
 from . import configparse
 
-_EVENT_CORE = {"value", "text"}
-
 
 def insert(con, table: str, frame: pl.DataFrame) -> None:
     if frame is None or frame.height == 0:
