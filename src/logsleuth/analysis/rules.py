@@ -20,6 +20,7 @@ other runs or below ``min_severity``, or its condition/thresholds not reached).
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from decimal import Decimal
@@ -52,7 +53,6 @@ class Rule:
     requires: list = field(default_factory=list)
     engine: str = ""
     fixes: dict = field(default_factory=dict)  # engine -> fix text for that engine's runs only
-    deferred: list = field(default_factory=list)  # requirements its worker checks first (``_deferred``)
 
     def fix_for(self, engine: str | None) -> str:
         """The fix text a run of ``engine`` is shown: the common text plus its engine's own;
@@ -286,6 +286,7 @@ def apply_overrides(rules: list[Rule], sets: list[str]) -> None:
         by_id[rid].params[param] = _parse_value(value)
 
 
+@functools.lru_cache(maxsize=1)
 def _view_names() -> frozenset:
     """The views shipped in queries/views/ (``events``, ``nccl_config``, ...)."""
     return frozenset(f.stem for f in (data_path("queries") / "views").glob("*.sql"))
@@ -311,7 +312,6 @@ def _runnable(con, rules: list[Rule], run_info: dict, run_ids, silent) -> list[R
         if why and silent is not None:
             silent.append((rule.id, why))
         if not why:
-            rule.deferred = [q for q in rule.requires if _deferred(q, views)]
             out.append(rule)
     return out
 
@@ -490,8 +490,8 @@ def _run_one(con, rule: Rule) -> tuple[list[str], list[dict]]:
     # transaction, so a rule cannot write whatever connection it is given
     try:
         with read_only_cursor(con) as cur:
-            for req in rule.deferred:  # None, why: the rule cannot apply
-                why = _requirement_missing(cur, req)
+            for req in rule.requires:  # those left to the worker (None, why: the rule cannot apply)
+                why = _requirement_missing(cur, req) if _deferred(req, _view_names()) else None
                 if why:
                     return None, why
             cur.execute(rule.sql, rule.params or [])
