@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from .db import queries
 from .db.connection import default_db_path, fetch_frame, open_db as open_database
-from .errors import BadInputError, QueryError, UsageError
+from .errors import BadInputError, NoRunsError, QueryError, UsageError
 from .fleet.views import is_dataset, open_dataset
+from .table import Table
 
 if TYPE_CHECKING:
     import polars as pl
@@ -147,13 +148,20 @@ def query(con, sql: str, params: list | dict | None = None) -> pl.DataFrame:
 
 @dataclass
 class StatementResult:
-    """One statement of a ``run_sql`` script and its result (an empty frame when the
-    statement returns no rows, e.g. CREATE)."""
+    """One statement of a ``run_sql`` script and its result: ``table`` as DuckDB returned
+    it (no columns when the statement returns no rows, e.g. CREATE), ``frame`` the same as a
+    polars DataFrame (converted on first use)."""
 
     number: int
     statement: str
-    frame: "pl.DataFrame"
+    table: Table
     returns_rows: bool
+
+    @property
+    def frame(self) -> "pl.DataFrame":
+        from .db.sandbox import table_to_polars
+
+        return table_to_polars(self.table)
 
 
 def run_sql(con, text: str, *, sandboxed: bool = False, allow_files: bool = False) -> list[StatementResult]:
@@ -178,23 +186,32 @@ def run_sql(con, text: str, *, sandboxed: bool = False, allow_files: bool = Fals
     out = []
     for i, stmt in enumerate(statements, 1):
         try:
-            frame = user_query(con, stmt)
+            table = user_query(con, stmt)
         except QueryError as exc:
             if len(statements) == 1:
                 raise
             raise QueryError(f"statement {i} of {len(statements)}: {exc.message}", hint=exc.hint) from None
         # DDL and DML return a lone "Count" column: not a result anyone asked to see
-        out.append(StatementResult(i, stmt, frame, returns_rows=bool(frame.width) and not (
-            frame.columns == ["Count"] and types[i - 1] != "SELECT")))
+        out.append(StatementResult(i, stmt, table, returns_rows=bool(table.width) and not (
+            table.columns == ["Count"] and types[i - 1] != "SELECT")))
     return out
 
 
 # --------------------------------------------------------------------------- runs
 
+def require_runs(con, where: str | None = None) -> int:
+    """How many runs ``con`` holds; a NoRunsError (exit 2) when it holds none, so that an
+    empty database never reads as "no findings" or an empty list."""
+    n = queries.rows(con, "run_count")[0]["n"]
+    if not n:
+        raise NoRunsError(f"no runs{' in ' + where if where else ''}", hint="run `logsleuth ingest FILE` first")
+    return n
+
+
 def resolve_runs(con, selectors: Selectors = None) -> list[int]:
     """Run ids for the selectors (id, source file name, label), in the order given;
     every run when there is no selector. An unmatched selector is a UsageError."""
-    from .analysis.compare import resolve_runs as _resolve  # the one resolver, shared with compare
+    from .analysis.selectors import resolve_runs as _resolve  # the one resolver, shared with compare
 
     return _resolve(con, selectors)
 
@@ -208,10 +225,12 @@ def resolve_run(con, selector: str | int) -> int:
     return ids[0]
 
 
-def runs(con, selectors: Selectors = None) -> pl.DataFrame:
+def runs(con, selectors: Selectors = None, *, frame: bool = True):
     """The runs (server launches): id, source, label, engine, version, model, TP, attention
-    backend, speculative method, GPU and how it was found, end state."""
-    return queries.frame(con, "runs", {"run_ids": resolve_runs(con, selectors)})
+    backend, speculative method, GPU and how it was found, end state. A polars DataFrame;
+    ``frame=False``: a ``logsleuth.table.Table`` (no polars import)."""
+    params = {"run_ids": resolve_runs(con, selectors)}
+    return queries.frame(con, "runs", params) if frame else queries.table(con, "runs", params)
 
 
 def run_details(con, run_ids: list[int]) -> list[dict]:
@@ -316,19 +335,15 @@ def diagnosis(con, selectors: Selectors = None, *, run_ids: list[int] | None = N
     return Diagnosis(findings=findings, silent=silent, runs=headers, run_ids=chosen)
 
 
-def rules_table(extra_dirs: list[str] | None = None) -> pl.DataFrame:
-    """The diagnose rules: id, severity, title, parameters, threshold source."""
-    import polars as pl
-
+def rules_table(extra_dirs: list[str] | None = None, *, frame: bool = True):
+    """The diagnose rules: id, severity, title, parameters, threshold source (a polars
+    DataFrame; ``frame=False``: a ``logsleuth.table.Table``)."""
     from .analysis.rules import load_rules
 
     rules = load_rules(extra_dirs)
-    return pl.DataFrame({
-        "id": [r.id for r in rules], "severity": [r.severity for r in rules],
-        "title": [r.title for r in rules],
-        "params": [", ".join(f"{k}={v}" for k, v in r.params.items()) for r in rules],
-        "source": [r.source for r in rules],
-    }, schema={"id": pl.Utf8, "severity": pl.Utf8, "title": pl.Utf8, "params": pl.Utf8, "source": pl.Utf8})
+    table = Table(["id", "severity", "title", "params", "source"], [
+        (r.id, r.severity, r.title, ", ".join(f"{k}={v}" for k, v in r.params.items()), r.source) for r in rules])
+    return _as_frame(table, {c: "Utf8" for c in table.columns}) if frame else table
 
 
 # --------------------------------------------------------------------------- compare, report
@@ -367,27 +382,38 @@ def _schema_docs() -> dict:
         return tomllib.load(fh)
 
 
-def schema(con, table: str | None = None) -> pl.DataFrame:
+def schema(con, table: str | None = None, *, frame: bool = True):
     """Without ``table``: every table and view (name, type, columns, description). With
     ``table``: its columns (column, data_type, description). Descriptions are data
-    (``queries/schema.toml``); an unknown table is a UsageError listing the known ones."""
-    import polars as pl
-
+    (``queries/schema.toml``); an unknown table is a UsageError listing the known ones.
+    A polars DataFrame; ``frame=False``: a ``logsleuth.table.Table``."""
     docs = _schema_docs()
     common, tables = docs.get("columns", {}), docs.get("tables", {})
-    cols = queries.frame(con, "schema_columns")
+    cols = queries.table(con, "schema_columns").to_dicts()
     if table is None:
-        by_table = cols.group_by("table", "type", maintain_order=True).agg(pl.len().alias("columns"))
-        described = {t: d.get("description", "") for t, d in tables.items()}
-        return by_table.with_columns(pl.col("table").replace_strict(
-            described, default="", return_dtype=pl.Utf8).alias("description"))
-    mine = cols.filter(pl.col("table") == table)
-    if mine.height == 0:
-        known = ", ".join(sorted(set(cols["table"].to_list())))
+        counts: dict[tuple, int] = {}
+        for c in cols:  # in the query's order: tables first, then views, each by name
+            counts[(c["table"], c["type"])] = counts.get((c["table"], c["type"]), 0) + 1
+        out = Table(["table", "type", "columns", "description"],
+                    [(t, kind, n, tables.get(t, {}).get("description", "")) for (t, kind), n in counts.items()])
+        return _as_frame(out, {"table": "Utf8", "type": "Utf8", "columns": "UInt32", "description": "Utf8"}) \
+            if frame else out
+    mine = [c for c in cols if c["table"] == table]
+    if not mine:
+        known = ", ".join(sorted({c["table"] for c in cols}))
         raise UsageError(f"no table or view '{table}'", hint=f"one of {known}")
-    own = tables.get(table, {}).get("columns", {})
-    return mine.select("column", "data_type").with_columns(pl.col("column").replace_strict(
-        {**common, **own}, default="", return_dtype=pl.Utf8).alias("description"))
+    described = {**common, **tables.get(table, {}).get("columns", {})}
+    out = Table(["column", "data_type", "description"],
+                [(c["column"], c["data_type"], described.get(c["column"], "")) for c in mine])
+    return _as_frame(out, {c: "Utf8" for c in out.columns}) if frame else out
+
+
+def _as_frame(table: Table, dtypes: dict[str, str]):
+    """``table`` as a polars DataFrame with these column types (by polars type name)."""
+    import polars as pl
+
+    return pl.DataFrame({c: table.column(c) for c in table.columns},
+                        schema={c: getattr(pl, dtypes[c]) for c in table.columns})
 
 
 def _first_line(exc: BaseException) -> str:

@@ -45,6 +45,11 @@ class UsageError(LogsleuthError):
     exit_code = ExitCode.USAGE
 
 
+class NoRunsError(UsageError):
+    """A command that reads runs found none: no database at the path, or one with nothing
+    ingested. A usage error (exit 2), never an empty answer that looks like a clean bill."""
+
+
 class QueryError(LogsleuthError):
     """A SQL query (user's or a rule's) failed."""
 

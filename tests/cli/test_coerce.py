@@ -90,9 +90,13 @@ def test_every_parameter_of_the_app_is_coerced_without_pydantic():
 
 
 def test_diagnose_imports_no_pydantic(tmp_path):
+    from support.cli import run_cli
+
+    db = str(tmp_path / "one.duckdb")  # diagnose refuses a database without runs: ingest one first
+    assert run_cli("ingest", str(ROOT / "tests" / "samples" / "sglang_tuned_v1.log"), db=db).returncode == 0
     code = ("import sys\n"
             "from logsleuth.cli.app import main\n"
-            f"sys.argv = ['logsleuth', '--db', {str(tmp_path / 'empty.duckdb')!r}, 'diagnose', '--format', 'json',\n"
+            f"sys.argv = ['logsleuth', '--db', {db!r}, 'diagnose', '--format', 'json',\n"
             "            '--min-severity', 'warning', '--rule', 'engine_crashed']\n"
             "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
             "print('PYDANTIC', 'pydantic' in sys.modules)\n")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..db import queries
@@ -29,6 +28,7 @@ from .metric import Metric, Value
 from .severity import SEVERITIES
 from .config_diff import ConfigRow, Equivalents, config_diff, load_equivalents  # noqa: F401  (re-exported)
 from .timeline import startup_phases  # noqa: F401  (re-exported: compare's time to ready falls back on it)
+from .selectors import resolve_runs  # noqa: F401  (re-exported: the one resolver)
 from ..telemetry.compare_rows import LOADERS as TELEMETRY_LOADERS, telemetry_rows
 
 #: concurrency bands by running requests: (label, low, high inclusive; None = open)
@@ -125,34 +125,6 @@ def _jsonable(v):
 
 
 # --------------------------------------------------------------------------- run selection
-
-def resolve_runs(con, selectors: Iterable[str | int] | None = None) -> list[int]:
-    """Run ids for the selectors, in the order given (duplicates dropped); all runs if none."""
-    runs = queries.rows(con, "compare_run_names")
-    sels = [s for s in (selectors or []) if s is not None and str(s).strip() != ""]
-    if not sels:
-        return [r["run_id"] for r in runs]
-    out: list[int] = []
-    for sel in sels:
-        text = str(sel).strip()
-        hits = [r["run_id"] for r in runs if text.isdigit() and r["run_id"] == int(text)]
-        if not hits:
-            hits = [r["run_id"] for r in runs if _names_run(text, r)]
-        if not hits:
-            raise UsageError(f"no run matches '{text}'",
-                             hint="name a run id, a source file name or a --label; see `logsleuth runs`")
-        out.extend(h for h in hits if h not in out)
-    return out
-
-
-def _names_run(text: str, run: dict) -> bool:
-    """Does ``text`` name this run: a label, the source's file name (with or without extension) or path?"""
-    base = Path(text).name
-    name, path = run["name"] or "", run["path"]
-    return (text in (run["run_label"], run["source_label"]) or base == name or text == path
-            or bool(name and "." in name and base == name.rsplit(".", 1)[0])
-            or bool(path and Path(path).name == base))
-
 
 # --------------------------------------------------------------------------- loaders
 

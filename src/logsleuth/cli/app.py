@@ -123,7 +123,7 @@ def ingest(
     from .. import api
     from .output import write_ingest
 
-    if state.dataset or api.is_dataset(state.db):
+    if state.dataset or (state.db is not None and api.is_dataset(state.db)):
         return _ingest_dataset(paths, host=host, host_from=host_from, executor=executor.value, address=address,
                                jobs=jobs, replace=replace, label=label, gpu=gpu, year=year, keep_prompts=keep_prompts,
                                **({} if split_bytes is None else {"split_bytes": split_bytes}))
@@ -178,7 +178,7 @@ def runs(
     from .. import api
     from .output import write_frame
 
-    frame = with_database(api.runs, run or None)
+    frame = with_database(api.runs, run or None, needs_runs=True, frame=False)
     write_frame(frame, fmt.value, title="runs")
 
 
@@ -193,7 +193,7 @@ def show(
     from .output import write_runs
 
     selectors = list(runs or []) + list(run or [])
-    views = with_database(api.show_runs, selectors or None)
+    views = with_database(api.show_runs, selectors or None, needs_runs=True)
     write_runs(views, fmt.value)
 
 
@@ -234,7 +234,7 @@ def diagnose(
                                                          quiet=True))
         finally:
             con.close()  # the ingest has committed: the rules read through a read-only connection
-    result = with_database(api.diagnosis, run or None, run_ids=ingested, rule_ids=rule or None,
+    result = with_database(api.diagnosis, run or None, needs_runs=True, run_ids=ingested, rule_ids=rule or None,
                            min_severity=min_severity.value, extra_dirs=rules_dir or None, sets=set_ or None,
                            sandboxed=True)  # rule files (--rules-dir too) cannot touch files or extensions
     write_findings(result, fmt.value, quiet=quiet)
@@ -255,14 +255,14 @@ def rules_cmd(
     from .. import api
     from .output import write_frame
 
-    frame = api.rules_table(rules_dir or None)
+    frame = api.rules_table(rules_dir or None, frame=False)
     write_frame(frame, fmt.value, title=f"{frame.height} rules")
 
 
 @app.command()
 def sql(
     statement: Optional[str] = typer.Argument(
-        None, help="SQL to run; - reads it from stdin. Several statements run in order and every result "
+        None, help="SQL to run; - (or none, with stdin piped) reads it from stdin. Several statements run in order and every result "
                    "is shown (--format table or markdown).", show_default=False),
     file: Optional[str] = typer.Option(None, "--file", "-f", help="Read the SQL from this file (- for stdin).",
                                        metavar="PATH"),
@@ -293,7 +293,7 @@ def schema(
     from .. import api
     from .output import write_frame
 
-    frame = with_database(api.schema, table)
+    frame = with_database(api.schema, table, frame=False)
     write_frame(frame, fmt.value, title=f"columns of {table}" if table else "tables and views")
 
 
@@ -326,7 +326,7 @@ def compare_cmd(
     from .output import write_comparison
 
     selectors = list(runs or []) + list(run or [])
-    result = with_database(api.compare, selectors or None, findings=not no_findings)
+    result = with_database(api.compare, selectors or None, needs_runs=True, findings=not no_findings)
     write_comparison(result, fmt.value)
 
 
@@ -344,9 +344,9 @@ def report_cmd(
 
     selectors = list(runs or []) + list(run or [])
     if output == "-":
-        sys.stdout.write(with_database(api.report_html, selectors or None, title=title, with_findings=not no_findings))
+        sys.stdout.write(with_database(api.report_html, selectors or None, needs_runs=True, title=title, with_findings=not no_findings))
         return
-    size = with_database(api.write_report, selectors or None, output, title=title, with_findings=not no_findings)
+    size = with_database(api.write_report, selectors or None, output, needs_runs=True, title=title, with_findings=not no_findings)
     _note(f"wrote {output} ({size / 1024:,.0f} KiB)")
 
 

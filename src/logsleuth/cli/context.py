@@ -27,6 +27,15 @@ def _options() -> dict:
     return obj if isinstance(obj, dict) else {}
 
 
+def database_name() -> str:
+    """The database (or dataset) this invocation uses, as the user would name it."""
+    if state.db:
+        return state.db
+    from ..api import default_db_path
+
+    return default_db_path()
+
+
 class GlobalOptions:
     """A read-only view of the global options of the invocation being run."""
 
@@ -67,18 +76,24 @@ def open_database(read_only: bool = False, create: bool = True):
 
     if state.dataset:  # --dataset DIR: the folder must hold a dataset (no database file is made there)
         return open_dataset(state.db)
-    name = state.db or "the database"
+    name = database_name()
     return open_db(state.db, read_only=read_only, create=create,
                    on_wait=lambda s: note(f"{name}: locked by another process (an ingest?); "
                                           f"waiting up to {s:g} s (LOGSLEUTH_LOCK_TIMEOUT) ..."),
                    on_progress=lambda w: note(f"{name}: still locked, waited {w:.0f} s ..."))
 
 
-def with_database(call, *args, read_only: bool = True, **kwargs):
+def with_database(call, *args, read_only: bool = True, needs_runs: bool = False, **kwargs):
     """``call(con, *args, **kwargs)`` on a connection to ``state.db`` (read-only unless
-    told otherwise), closed afterwards: the one library call of a command."""
-    con = open_database(read_only=read_only)
+    told otherwise), closed afterwards: the one library call of a command. ``needs_runs``:
+    the command reads runs, so a missing database is not created and a database without
+    runs is refused (exit 2, "run `logsleuth ingest FILE` first") before the call."""
+    con = open_database(read_only=read_only, create=not needs_runs)
     try:
+        if needs_runs:
+            from ..api import require_runs
+
+            require_runs(con, where=database_name())
         return call(con, *args, **kwargs)
     finally:
         con.close()

@@ -55,6 +55,10 @@ if TYPE_CHECKING:  # polars is only needed by callers that already hold a frame
 def _plain(v: Any) -> Any:
     if isinstance(v, float):
         return round(v, 4) if math.isfinite(v) else None  # JSON has no NaN/Infinity
+    if hasattr(v, "total_seconds"):  # an INTERVAL: as DuckDB prints it, not Python's "1 day, 0:00:00"
+        from ..table import interval_text
+
+        return interval_text(v)
     if hasattr(v, "isoformat"):
         return v.isoformat(sep=" ") if hasattr(v, "hour") else v.isoformat()
     if type(v).__name__ == "Decimal":  # DuckDB sum()/HUGEINT: a number in JSON, not a string
@@ -388,16 +392,23 @@ def _findings_markdown(result, quiet: bool, out) -> None:
     out.write("\n".join(lines).rstrip("\n") + "\n")
 
 
+def _is_terminal(stream) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return stream is None or (isatty is not None and isatty())
+
+
 def sql_text(statement: str | None, file: str | None) -> str:
-    """The SQL of ``logsleuth sql``: the argument, stdin for ``-``, or ``--file``."""
+    """The SQL of ``logsleuth sql``: the argument, stdin for ``-`` (or with no argument when
+    stdin is a pipe or file, not a terminal), or ``--file``."""
     from ..db.sandbox import SQL_EXAMPLE
     from ..errors import BadInputError, UsageError
 
     if statement is not None and file is not None:
         raise UsageError("give the SQL as an argument or with --file, not both")
-    if statement is None and file is None:
-        raise UsageError("no SQL given", hint=f"{SQL_EXAMPLE}, or - to read stdin")
-    if statement == "-" or file == "-":
+    piped = statement is None and file is None and not _is_terminal(sys.stdin)
+    if statement is None and file is None and not piped:
+        raise UsageError("no SQL given", hint=f"{SQL_EXAMPLE}, or pipe it in")
+    if piped or statement == "-" or file == "-":  # as sqlite3 and duckdb read a script from a pipe
         return sys.stdin.read()
     if file is not None:
         try:
@@ -419,22 +430,22 @@ def write_statements(results: list, fmt: str, out=None) -> None:
     out = out or sys.stdout
     shown = [r for r in results if r.returns_rows]
     if len(results) == 1:
-        write_frame(results[0].frame, fmt, out)
+        write_frame(results[0].table, fmt, out)
         return
     if fmt in ("csv", "json") and len(shown) > 1:
         raise UsageError(f"{len(shown)} statements return rows; --format {fmt} holds one result",
                          hint="use --format table or markdown, or run the statements one by one")
     if fmt in ("csv", "json"):
         if shown:
-            write_frame(shown[0].frame, fmt, out)
+            write_frame(shown[0].table, fmt, out)
         return
     for i, r in enumerate(shown):
         title = f"[{r.number}] {r.statement if len(r.statement) <= 80 else r.statement[:79] + '…'}"
         if fmt == "markdown":
             out.write(("\n" if i else "") + f"**{inert(title)}**\n\n")
-            out.write(markdown_table(r.frame))
+            out.write(markdown_table(r.table))
         else:
-            write_frame(r.frame, fmt, out, title=inert(title))
+            write_frame(r.table, fmt, out, title=inert(title))
 
 
 def write_comparison(result, fmt: str, out=None) -> None:

@@ -26,7 +26,7 @@ from typing import Callable
 
 import duckdb
 
-from ..errors import DatabaseError, DatabaseLockedError, UsageError
+from ..errors import DatabaseError, DatabaseLockedError, NoRunsError, UsageError
 from ..resources import data_path
 from .migrations import migrate
 from .schema import SCHEMA_VERSION
@@ -142,7 +142,7 @@ def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float |
         _check_file(path)
         if read_only and not Path(path).exists():
             if not create:
-                raise DatabaseError(f"{path}: no database yet", hint="run `logsleuth ingest FILE` first")
+                raise NoRunsError(f"no runs: {path} does not exist yet", hint="run `logsleuth ingest FILE` first")
             con = _connect_waiting(path, False, wait_s, on_wait, on_progress)  # create the empty schema once
             try:
                 _ensure_schema(con, path)

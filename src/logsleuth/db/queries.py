@@ -39,6 +39,13 @@ def frame(con, name: str, params: dict | None = None):
     return fetch_frame(con, sql(name), params or {})
 
 
+def table(con, name: str, params: dict | None = None):
+    """Run query ``name``; its result as a ``logsleuth.table.Table`` (no polars import)."""
+    from ..table import Table
+
+    return Table.from_cursor(con.execute(sql(name), params or {}))
+
+
 def rows(con, name: str, params: dict | None = None) -> list[dict]:
     """Run query ``name``; its rows as dicts (no polars import)."""
     cur = con.execute(sql(name), params or {})

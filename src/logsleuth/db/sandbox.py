@@ -12,9 +12,10 @@ Contract:
   refuses other rules, so a rule file cannot hold ``DELETE``/``DROP``/``COPY``/``ATTACH``.
 * ``read_only_cursor(con)`` is a cursor inside a ``READ ONLY`` transaction that is rolled
   back on exit: a rule cannot write even on a writable connection.
-* ``user_query(con, sql, params)`` runs a user's statement and returns a polars frame:
-  an empty statement is a ``QueryError``; columns polars cannot hold (``INTERVAL``,
-  ``UNION``, ...) come back as text rather than crashing.
+* ``user_query(con, sql, params)`` runs a user's statement and returns a ``Table`` of
+  Python values (no polars import); an empty statement is a ``QueryError``.
+  ``table_to_polars`` makes a frame of it where a caller wants one: columns polars cannot
+  hold come back as text rather than crashing.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Iterator
 import duckdb
 
 from ..errors import QueryError
+from ..table import Table, interval_text
 
 #: settings applied before the lock; order matters (the lock comes last)
 _ALWAYS = (
@@ -87,70 +89,43 @@ def read_only_cursor(con) -> Iterator:
         cur.close()
 
 
-def user_query(con, sql: str, params: list | dict | None = None):
-    """A user's SQL as a polars frame (see the module docstring); errors are QueryError."""
-    import polars as pl
-
+def user_query(con, sql: str, params: list | dict | None = None) -> Table:
+    """A user's SQL and its result as a ``Table`` of Python values (see the module docstring);
+    errors are QueryError. No polars here: ``sql`` prints a few rows and should not pay for it."""
     if not sql.strip() or not _has_statement(sql):
         raise QueryError("empty SQL statement", hint=SQL_EXAMPLE)
     try:
-        cur = con.execute(sql, params or [])
-        if cur.description is None:
-            return pl.DataFrame()
-        table = _arrow(cur)
+        return Table.from_cursor(con.execute(sql, params or []))
     except duckdb.Error as exc:
         text = str(exc)
         hint = ("file access is off by default: --allow-files turns it on" if "disabled by configuration" in text
                 else "the database is opened read-only: --write allows changes" if "read-only mode" in text
                 else None)
         raise QueryError(f"SQL error: {_first_line(exc)}", hint=hint) from None
-    return arrow_to_polars(table)
 
 
-def arrow_to_polars(table):
-    """``pl.from_arrow`` with a fallback per column: a type polars refuses becomes text."""
+def table_to_polars(table: Table):
+    """A user query's ``Table`` as a polars frame; a column polars cannot type (a union's
+    mixed members, intervals beside text) is kept as text rather than failing."""
     import polars as pl
 
-    try:
-        return pl.from_arrow(table)
-    except Exception:  # polars raises ComputeError / various for interval, union, map types
-        pass
     cols = []
-    for name, col in zip(table.column_names, table.columns):
+    for i, name in enumerate(table.columns):
+        values = [r[i] for r in table.rows]
         try:
-            cols.append(pl.from_arrow(col).alias(name))
-        except Exception:
-            # rows of a user query result, not log lines: a Python pass is fine here
-            cols.append(pl.Series(name, [_text(v) for v in col.to_pylist()], dtype=pl.Utf8))
+            cols.append(pl.Series(name, values, strict=False))
+        except Exception:  # rows of a user query result, not log lines: a Python pass is fine here
+            cols.append(pl.Series(name, [_text(v) for v in values], dtype=pl.Utf8))
     return pl.DataFrame(cols)
 
 
 def _text(v) -> str | None:
-    """One value of a column polars refuses, as DuckDB would print it where we know how."""
+    """One value as DuckDB would print it where Python's own text differs (intervals)."""
     if v is None:
         return None
-    if all(hasattr(v, a) for a in ("months", "days", "nanoseconds")):  # INTERVAL (MonthDayNano)
-        parts = [f"{v.months} month{'s' * (v.months != 1)}"] if v.months else []
-        parts += [f"{v.days} day{'s' * (v.days != 1)}"] if v.days else []
-        if v.nanoseconds or not parts:
-            sec, ns = divmod(abs(v.nanoseconds), 10**9)
-            clock = f"{sec // 3600:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}" + (f".{ns // 1000:06d}" if ns else "")
-            parts.append(("-" if v.nanoseconds < 0 else "") + clock)
-        return " ".join(parts)
+    if hasattr(v, "total_seconds") and hasattr(v, "days"):  # INTERVAL arrives as a timedelta
+        return interval_text(v)
     return str(v)
-
-
-def _arrow(cur):
-    """The result as an Arrow table, across duckdb 1.x and 2.x method names."""
-    import warnings
-
-    for name in ("to_arrow_table", "fetch_arrow_table", "arrow"):
-        fn = getattr(cur, name, None)
-        if fn is not None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return fn()
-    raise RuntimeError("duckdb result cannot be converted to Arrow")
 
 
 def _has_statement(sql: str) -> bool:
