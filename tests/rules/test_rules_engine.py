@@ -154,6 +154,7 @@ def test_cli_fail_on_and_json(cli, db_path, tmp_path):
 
 def test_cli_broken_rule_is_a_clear_error(cli, db_path, tmp_path):
     write_rule(tmp_path, "bad_rule", "-- id: bad_rule\nSELECT 1")
+    assert cli("ingest", str(SAMPLES / "sglang_tuned_v1.log"), db=db_path).returncode == 0  # runs to diagnose
     r = cli("diagnose", "--rules-dir", str(tmp_path), db=db_path)
     assert r.returncode == 3
     err = r.stderr.decode()

@@ -151,7 +151,7 @@ def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float |
     con = _connect_waiting(path, read_only, wait_s, on_wait, on_progress)
     try:
         if read_only:
-            if _check_version(con, path) < SCHEMA_VERSION:  # upgrade once, then reopen read-only
+            if not _schema_current(con, path):  # upgrade once, then reopen read-only
                 con.close()
                 con = _connect_waiting(path, False, wait_s, on_wait, on_progress)
                 _ensure_schema(con, path)
@@ -192,6 +192,8 @@ def _ensure_schema(con, path: str) -> None:
         raise DatabaseError(f"{path}: not a usable database ({_first_line(exc)})") from None
     version = SCHEMA_VERSION
     if "meta" in tables:
+        if _schema_current(con, path):  # the usual open: one read, no transaction, nothing rewritten
+            return
         version = _check_version(con, path)
     elif tables - {"meta"} and "sources" not in tables:
         raise DatabaseError(f"{path}: a DuckDB file that is not a logsleuth database",
@@ -201,8 +203,34 @@ def _ensure_schema(con, path: str) -> None:
             migrate(con, tables, version)  # named steps of db/migrations.py, each recorded
             con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
             create_views(con)
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_stamp', ?)", [schema_stamp()])
     except duckdb.Error as exc:
         raise DatabaseError(f"{path}: cannot create schema ({_first_line(exc)})") from None
+
+
+def schema_stamp() -> str:
+    """A digest of everything ``_ensure_schema`` writes (schema version, migration steps,
+    table declarations, view SQL): equal stamps mean an open has nothing to create."""
+    import hashlib
+
+    from .migrations import STEPS
+    from .schema import create_statements
+
+    h = hashlib.sha256(str(SCHEMA_VERSION).encode())
+    for part in [s.name for s in STEPS] + create_statements():
+        h.update(b"\0" + part.encode())
+    for f in sorted((data_path("queries") / "views").glob("*.sql")):
+        h.update(b"\0" + f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def _schema_current(con, path: str) -> bool:
+    """Whether the database already has this logsleuth's schema and views (its stamp);
+    a newer schema is refused as by ``_check_version``."""
+    if _check_version(con, path) != SCHEMA_VERSION:
+        return False
+    row = fetch_one(con.execute("SELECT value FROM meta WHERE key = 'schema_stamp'"))
+    return bool(row) and row[0] == schema_stamp()
 
 
 def create_views(con) -> None:
