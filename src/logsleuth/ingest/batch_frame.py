@@ -28,8 +28,11 @@ append resumes) starts at its last line that no body-like line follows, moved ba
 streak of pre-launch chatter before it, as ``fold.fold`` cuts it. Every other file
 (several launches, a traceback, an env report or benchmark printout, a continuation of a
 file ingested before, a duplicate, ``--replace``) goes through ``pipeline.ingest_source``
-at its place in the order, inside the same transaction, after the plain files before it
-have been stored and derived: ids follow the order of the files either way.
+at its place in the order, inside the same transaction (with the ``Source`` opened here: no
+second hash, head read or detection), after the plain files before it have been stored: ids
+follow the order of the files either way. The run derivation of every new source of the
+batch, whichever path stored it, is one ``finalize_sources`` call before the batch commits
+(``deferred.PendingDerivation``).
 """
 from __future__ import annotations
 
@@ -107,16 +110,16 @@ def store_files(con, paths: list[str], opts_for, on_file, results: list) -> tupl
         except LogsleuthError as exc:
             error = exc
             break
+        f = _File(i, p, opts_for(p), src)
+        try:
+            _read(f)  # the whole file (small): its head serves the telemetry sniff too
+        except BaseException:
+            src.close()
+            raise
         if telemetry_kind(src) is not None:
             src.close()
             alone = i
             break
-        f = _File(i, p, opts_for(p), src)
-        try:
-            _read(f)
-        except BaseException:
-            src.close()
-            raise
         files.append(f)
     try:
         _mark_known(con, files)
