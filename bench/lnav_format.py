@@ -36,6 +36,7 @@ QUERY = (";SELECT count(*), count(running_req), avg(gen_throughput), max(queue_r
 
 def lnav_home(tmp: Path) -> dict:
     """An environment whose HOME holds only the benchmark's lnav format."""
+    tmp.mkdir(parents=True, exist_ok=True)  # (without it lnav writes its configuration in the working folder)
     env = {"HOME": str(tmp), "PATH": "/usr/bin:/bin"}
     subprocess.run(["lnav", "-i", str(FORMAT)], env=env, check=True, capture_output=True)
     return env
