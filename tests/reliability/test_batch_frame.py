@@ -96,9 +96,9 @@ def test_batch_frame_equals_one_by_one(folder, tmp_path, monkeypatch):
     alone = []
     real = pipeline.ingest_source
 
-    def spy(con, path, opts, batched=False):
+    def spy(con, path, opts, batched=False, **kw):
         alone.append(os.path.basename(path))
-        return real(con, path, opts, batched=batched)
+        return real(con, path, opts, batched=batched, **kw)
 
     monkeypatch.setattr(pipeline, "ingest_source", spy)
     db = str(tmp_path / "batch.duckdb")
@@ -171,11 +171,11 @@ def test_a_file_failing_while_stored_keeps_the_plain_files_before_it(folder, tmp
     _one_by_one(ref, before)
     real = pipeline.ingest_source
 
-    def failing(con, path, opts, batched=False):
+    def failing(con, path, opts, batched=False, **kw):
         if path == bad:
             con.execute("DELETE FROM sources")  # a write the rollback must undo
             raise BadInputError(f"{path}: corrupt or truncated data (injected)")
-        return real(con, path, opts, batched=batched)
+        return real(con, path, opts, batched=batched, **kw)
 
     monkeypatch.setattr(pipeline, "ingest_source", failing)
     db = str(tmp_path / "batch.duckdb")

@@ -40,7 +40,8 @@ from .identity import model_identity
 from .spec import normalise_specs, spec_config
 from .sql import near, run_set
 
-__all__ = ["RUN_TABLES", "finalize_source", "finalize_sources", "has_activity", "refresh_gpu_for_directory"]
+__all__ = ["RUN_TABLES", "finalize_source", "finalize_sources", "has_activity", "refresh_gpu_for_directory",
+           "split_prelude"]
 
 RUN_TABLES = ["lines_other", "lines_bulk", "config", "events_other", "events_bulk", "decode_stats", "prefill_stats",
               "spec_stats", "errors", "bench_results"]
@@ -107,6 +108,18 @@ def finalize_sources(con, items) -> list[list[int]]:
     _derive_logs(con, logs, lines, out)
     build_rollup(con, [r for ids in out.values() for r in ids])  # per-run aggregates (derive/rollup.py)
     return [out[it.source_id] for it in items]
+
+
+def split_prelude(con, item) -> int | None:
+    """Split off the lines before one new source's first launch now, when they hold a run of
+    their own, as its run derivation would (``item``: a ``finalize_source`` argument tuple):
+    a batch that derives its sources later (ingest/deferred.py) then gives the next source the
+    ids one derivation per file gives. Returns the highest run id of the source (None: none)."""
+    it = _Item(*item)
+    lines = _run_lines(con, [it.source_id])
+    if it.det.kind != "env_report":
+        _split_preludes(con, [it], lines)
+    return max(_run_ids(lines[it.source_id]), default=None)
 
 
 def _run_lines(con, source_ids) -> dict[int, dict[int, tuple]]:

@@ -80,7 +80,7 @@ def task_options(job: SourceJob):
     """The pipeline's options for one task: ``job.parse_jobs`` parse processes (one, unless the
     executor has fewer tasks than cores: parse workers inside each task would otherwise only
     compete for the cores the tasks run on)."""
-    from ..ingest.pipeline import IngestOptions
+    from ..ingest.stages import IngestOptions
 
     return IngestOptions(label=job.label, gpu=job.gpu, year=job.year, keep_prompts=job.keep_prompts,
                          jobs=max(1, job.parse_jobs))
@@ -88,7 +88,7 @@ def task_options(job: SourceJob):
 
 def build_parts(job: SourceJob) -> BuiltSource:
     from ..db.connection import open_db
-    from ..ingest.pipeline import ingest_source
+    from ..ingest.stages import ingest_source
 
     work = Path(scratch_dir("logsleuth-part-"))  # (a killed worker's folder is swept by the next)
     try:

@@ -69,7 +69,7 @@ class MergeJob:
 
 def _open_work_db(work: Path):
     from ..db.connection import open_db
-    from ..ingest.pipeline import ingest_memory_limit
+    from ..ingest.stages import ingest_memory_limit
 
     limit = ingest_memory_limit()  # (a value that is not a size is refused before anything opens)
     con = open_db(str(work / "part.duckdb"))
@@ -81,26 +81,20 @@ def _open_work_db(work: Path):
 def _detection(path: str):
     """The whole file's detection (its head), as a whole-file ingest makes it."""
     from ..formats.check import checked_grammars
-    from ..ingest.detect import detect
-    from ..ingest.pipeline import DETECT_BYTES
+    from ..ingest.stages import byte_range, detect_source, head_text
 
-    with open(path, "rb") as fh:
-        head = fh.read(DETECT_BYTES).decode("utf-8", "replace")
-    return head, detect(head, checked_grammars(()))
+    src = byte_range(path, os.path.getsize(path), "")
+    return head_text(src), detect_source(src, checked_grammars(()))
 
 
 def _source(job: SourceJob, start: int = 0, first_line: int = 1, end: int | None = None):
-    from ..ingest.read import Source
-    from ..ingest.redact import redact_name
+    from ..ingest.stages import byte_range
 
-    return Source(path=job.path, display_name=redact_name(job.path), real_path=Path(job.path),
-                  size=job.size if end is None else end, sha256=job.sha256, compressed=False,
-                  mtime=os.stat(job.path).st_mtime, start_offset=start, start_line=first_line)
+    return byte_range(job.path, job.size, job.sha256, start, first_line, end)
 
 
 def build_range(rj: RangeJob) -> RangeOutcome:
-    from ..ingest.normalize import RunState, TimeState
-    from ..ingest.pipeline import read_range
+    from ..ingest.stages import RunState, TimeState, store_range
 
     r = rj.range
     work = Path(scratch_dir("logsleuth-range-"))
@@ -112,7 +106,7 @@ def build_range(rj: RangeJob) -> RangeOutcome:
             rstate = RunState(base_run_id=1, ordinal=r.ordinal_before, starts=[tuple(s) for s in r.starts],
                               pid_starts=[tuple(s) for s in r.pid_starts])
             con.execute("BEGIN TRANSACTION")
-            ctx, n_lines = read_range(con, src, task_options(rj.job), det, 1, TimeState(), rstate)
+            ctx, n_lines = store_range(con, src, task_options(rj.job), det, 1, TimeState(), rstate)
             con.execute("COMMIT")
             seam = _seam_state(con, ctx, src)
             if rj.next_first_line is not None:
@@ -150,9 +144,9 @@ def _seam_state(con, ctx, src) -> dict:
 
 
 def _read_lines(job: SourceJob, start: int, first_line: int, end: int) -> pl.DataFrame:
-    from ..ingest.read import READ_COLUMNS, iter_chunks
+    from ..ingest.stages import READ_COLUMNS, read_chunks
 
-    frames = [c.frame for c in iter_chunks(_source(job, start, first_line, end))]
+    frames = [c.frame for c in read_chunks(_source(job, start, first_line, end))]
     return pl.concat(frames, how="vertical_relaxed") if frames else pl.DataFrame(schema={c: None for c in READ_COLUMNS})
 
 
@@ -161,10 +155,7 @@ def _open_record_at_end(ctx, job: SourceJob, end: int, next_line: int) -> str | 
     followed them (a traceback, benchmark block or prompt record continuing across the seam),
     or None. Decided by the ordinary redaction, parse and fold over the range's open tail and
     the first lines after it, compared with the two folded apart."""
-    from ..ingest.fold import fold
-    from ..ingest.parse import parse_frame
-    from ..ingest.parse import ShapeCache
-    from ..ingest.redact import RedactState, redact_frame
+    from ..ingest.stages import RedactState, ShapeCache, fold, parse_frame, redact_frame
 
     offset, line, extra = ctx.resume[0], ctx.resume[1], ctx.resume[5]
     inside = bool(extra.get("redact_inside"))
@@ -272,8 +263,7 @@ def merge_ranges(mj: MergeJob) -> BuiltSource | PartFailure:
 
 
 def _merge(mj: MergeJob, storage) -> BuiltSource:
-    from ..ingest.normalize import RunState, TimeState
-    from ..ingest.pipeline import finish_ranges
+    from ..ingest.stages import RunState, TimeState, finish_ranges
 
     job, outs = mj.job, mj.outcomes
     work = Path(scratch_dir("logsleuth-merge-"))

@@ -131,7 +131,7 @@ def _plan(path, mm, size, split_bytes, grammar_dirs, whole) -> SplitPlan:
 
 def _launches(mm, grammars) -> list[_Launch] | None:
     """Every launch marker line of the file, in order, with its rank, pid and engine."""
-    from ..ingest.parse import parse_frame
+    from ..ingest.stages import parse_frame
 
     lits: dict[bytes, list] = {}
     for g in grammars:
@@ -205,9 +205,7 @@ def _chatter_start(path, mm, launch: _Launch, floor: int, grammars) -> tuple[int
     timestamp, ``prelaunch_stamped`` lines), found by parsing a window before the marker.
     None when the streak reaches back past the window (no safe cut here)."""
     from ..formats.grammar import role_map
-    from ..ingest.fold import fold
-    from ..ingest.parse import parse_frame, patterns_for
-    from ..ingest.read import Source, iter_chunks
+    from ..ingest.stages import byte_range, fold, parse_frame, patterns_for, read_chunks
 
     lo = max(floor, launch.offset - CHATTER_WINDOW)
     if lo > floor:
@@ -217,9 +215,8 @@ def _chatter_start(path, mm, launch: _Launch, floor: int, grammars) -> tuple[int
     if lo == launch.offset:
         return launch.offset, launch.line_no
     first = launch.line_no - mm[lo:launch.offset].count(b"\n")
-    src = Source(path=path, display_name=path, real_path=Path(path), size=launch.offset, sha256="",
-                 compressed=False, mtime=0.0, start_offset=lo, start_line=first)
-    frame = pl.concat([c.frame for c in iter_chunks(src)], how="vertical_relaxed")
+    src = byte_range(path, launch.offset, "", lo, first, display=path)
+    frame = pl.concat([c.frame for c in read_chunks(src)], how="vertical_relaxed")
     roles = role_map(grammars)
     # folded as the pipeline folds it: an indented line after a warning is labelled
     # "continuation" there, which is launch chatter too

@@ -28,8 +28,11 @@ append resumes) starts at its last line that no body-like line follows, moved ba
 streak of pre-launch chatter before it, as ``fold.fold`` cuts it. Every other file
 (several launches, a traceback, an env report or benchmark printout, a continuation of a
 file ingested before, a duplicate, ``--replace``) goes through ``pipeline.ingest_source``
-at its place in the order, inside the same transaction, after the plain files before it
-have been stored and derived: ids follow the order of the files either way.
+at its place in the order, inside the same transaction (with the ``Source`` opened here: no
+second hash, head read or detection), after the plain files before it have been stored: ids
+follow the order of the files either way. The run derivation of every new source of the
+batch, whichever path stored it, is one ``finalize_sources`` call before the batch commits
+(``deferred.PendingDerivation``).
 """
 from __future__ import annotations
 
@@ -50,6 +53,8 @@ from .normalize import YEARS, RunState, TimeState, check_year
 from .options import IngestOptions, IngestResult
 from .read import READ_COLUMNS, Source, _fast_frame, _post, check_growth, open_source
 from .redact import RedactState, policy, redact_frame, redact_name
+from .deferred import PendingDerivation
+from .sql import ingest_sql
 from .workers import parse_segments
 from .extract import extract
 from .write import BulkLines, insert, store_chunk
@@ -105,20 +110,22 @@ def store_files(con, paths: list[str], opts_for, on_file, results: list) -> tupl
         except LogsleuthError as exc:
             error = exc
             break
+        f = _File(i, p, opts_for(p), src)
+        try:
+            _read(f)  # the whole file (small): its head serves the telemetry sniff too
+        except BaseException:
+            src.close()
+            raise
         if telemetry_kind(src) is not None:
             src.close()
             alone = i
             break
-        f = _File(i, p, opts_for(p), src)
-        try:
-            _read(f)
-        except BaseException:
-            src.close()
-            raise
         files.append(f)
     try:
         _mark_known(con, files)
-        _store_in_order(con, files, results)
+        pending = PendingDerivation()
+        _store_in_order(con, files, results, pending)
+        pending.flush(con)  # the runs of every new source of the batch, derived together
     finally:
         for f in files:
             f.src.close()
@@ -135,8 +142,10 @@ def _read(f: _File) -> None:
         raise BadInputError(f"{src.display_name}: corrupt or truncated data ({exc})") from None
     from .pipeline import DETECT_BYTES, engine_for_parsing
 
-    f.head = f.data[:DETECT_BYTES].decode("utf-8", "replace")
-    f.det = detect(f.head, checked_grammars(opts.grammar_dirs))
+    if not src.compressed:
+        src.remember_head(f.data, DETECT_BYTES)  # the head and kind of the source: read and decided once
+    f.head = src.head(DETECT_BYTES).decode("utf-8", "replace")
+    f.det = src.detection = detect(f.head, checked_grammars(opts.grammar_dirs))
     f.parse_engine = engine_for_parsing(f.det)
     if (src.compressed or opts.replace or len(f.data) != src.size or src.size > opts.chunk_bytes
             or f.det.kind not in ("server_log", "unknown") or b"\x00" in f.data):
@@ -183,7 +192,7 @@ def _stored_paths(src: Source) -> tuple[str, str]:
     return masked, (masked if fam == real else redact_name(fam))
 
 
-def _store_in_order(con, files: list[_File], results: list) -> None:
+def _store_in_order(con, files: list[_File], results: list, pending: PendingDerivation) -> None:
     from .pipeline import ingest_source
 
     candidates = [f for f in files if f.plain and f.skipped is None]
@@ -193,10 +202,11 @@ def _store_in_order(con, files: list[_File], results: list) -> None:
         if f.skipped is not None or f.plain:
             group.append(f)
             continue
-        _store_group(con, group, frame, results)
+        _store_group(con, group, frame, results, pending)
         group = []
-        results.append(ingest_source(con, f.path, f.opts, batched=True))
-    _store_group(con, group, frame, results)
+        f.data = b""  # the chunk path reads the file itself
+        results.append(ingest_source(con, f.path, f.opts, batched=True, src=f.src, pending=pending))
+    _store_group(con, group, frame, results, pending)
 
 
 # --------------------------------------------------------------------------- the frame
@@ -557,18 +567,19 @@ def _main_markers(f: pl.DataFrame, ctx_of) -> dict:
 # --------------------------------------------------------------------------- storing
 
 
-def _store_group(con, group: list[_File], frame: pl.DataFrame | None, results: list) -> None:
+def _store_group(con, group: list[_File], frame: pl.DataFrame | None, results: list,
+                 pending: PendingDerivation) -> None:
     """Store the plain files of ``group`` (and the skipped ones, in order) and derive their runs."""
     if not group:
         return
     plain = [f for f in group if f.skipped is None]
     if plain:
-        source_id = int(fetch_one(con.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sources"))[0])
-        base_run = int(fetch_one(con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs"))[0])
+        source_id = int(fetch_one(con.execute(ingest_sql("next_source_id")))[0])
+        base_run = pending.base_run(con)
         for f in plain:  # a plain file has one run: ids follow the order of the files
             f.source_id, f.base_run = source_id, base_run
             source_id, base_run = source_id + 1, base_run + 1
-        done = _store_plain(con, plain, frame)
+        done = _store_plain(con, plain, frame, pending)
     else:
         done = {}
     notes = ["same content already ingested (sha256); use --replace to re-ingest"]
@@ -579,7 +590,7 @@ def _store_group(con, group: list[_File], frame: pl.DataFrame | None, results: l
             results.append(done[f.index])
 
 
-def _store_plain(con, plain: list[_File], frame: pl.DataFrame) -> dict:
+def _store_plain(con, plain: list[_File], frame: pl.DataFrame, pending: PendingDerivation) -> dict:
     opts = plain[0].opts
     grammars = checked_grammars(opts.grammar_dirs)
     ctxs: dict = {}
@@ -605,7 +616,7 @@ def _store_plain(con, plain: list[_File], frame: pl.DataFrame) -> dict:
     for p in plain:
         if p.opts.progress:
             p.opts.progress(p.src.size, p.src.size)
-    return _finish(con, plain, states)
+    return _finish(con, plain, states, pending)
 
 
 def _insert_sources(con, plain: list[_File]) -> None:
@@ -623,19 +634,9 @@ def _insert_sources(con, plain: list[_File]) -> None:
     insert(con, "sources", rows)
 
 
-def finalize_sources(con, items: list) -> list[list[int]]:
-    """Run derivation of several sources (derive/runs.py ``finalize_sources``; source by
-    source where that does not exist yet)."""
-    from ..derive import runs
-
-    if hasattr(runs, "finalize_sources"):
-        return runs.finalize_sources(con, items)
-    return [runs.finalize_source(con, *item) for item in items]
-
-
-def _finish(con, plain: list[_File], states: dict) -> dict:
-    """Resume states, run derivation (one call for the group) and the results
-    (``pipeline._finish`` for each file)."""
+def _finish(con, plain: list[_File], states: dict, pending: PendingDerivation) -> dict:
+    """Resume states, the results (``pipeline._finish`` for each file) and their run
+    derivation, queued on ``pending`` (derived with the batch's other new sources)."""
     saved, items, out = [], [], {}
     for p in plain:
         s: _Stamped = states[p.index]
@@ -656,9 +657,8 @@ def _finish(con, plain: list[_File], states: dict) -> dict:
             scores=p.det.scores, report_kind=p.det.report_kind, time=time_d, runs=runs_d, stats=s.stats_main,
             extra=extra, real_path=p.real, family=p.family)))
         items.append((p.source_id, p.det, src, s.time_all, p.base_run, p.opts, p.head))
-    run_ids = finalize_sources(con, items)
     source_mod.save_many(con, saved)
-    for p, ids in zip(plain, run_ids):
+    for p, item in zip(plain, items):
         s = states[p.index]
         notes = []
         if p.det.kind == "unknown":
@@ -668,5 +668,6 @@ def _finish(con, plain: list[_File], states: dict) -> dict:
         if s.stats_all["truncated_lines"]:
             notes.append(f"{s.stats_all['truncated_lines']} over-long line(s) stored truncated")
         out[p.index] = IngestResult(p.src.display_name, "ingested", p.source_id, p.det.kind, p.det.engine,
-                                    s.n_lines, ids, notes)
+                                    s.n_lines, [], notes)
+        pending.add(con, item, out[p.index], split=False)  # a plain file has nothing to split off
     return out

@@ -31,7 +31,7 @@ from .fold import fold
 from .normalize import RunState, TimeState, add_timestamps, assign_runs
 from .extract import TypedRows, with_line_context
 from .parse import Parsed, patterns_for
-from .read import CHUNK_BYTES, READ_COLUMNS, _read_head, check_growth, iter_chunks, open_source
+from .read import CHUNK_BYTES, READ_COLUMNS, check_growth, iter_chunks, open_source, read_head
 from ..interrupts import committing
 from .redact import RedactState, redact_frame, redact_name, redact_shaped
 from .shapes import encode
@@ -39,12 +39,14 @@ from .segment import EngineSwitch
 from .workers import ChunkParser, default_jobs
 from .write import BulkLines, delete_from_line, reset_derived, store_chunk
 from .options import IngestOptions, IngestResult  # noqa: F401 (the API's names, re-exported)
+from .sql import ingest_sql
 
 
 
 
 def _next_id(con, table: str, col: str) -> int:
-    return int(fetch_one(con.execute(f"SELECT coalesce(max({col}), 0) + 1 FROM {table}"))[0])
+    """The next free source id (``sources``) or run id (``runs``)."""
+    return int(fetch_one(con.execute(ingest_sql("next_source_id" if table == "sources" else "next_run_id")))[0])
 
 
 #: DuckDB's memory cap while ingesting (env LOGSLEUTH_INGEST_MEMORY overrides). The whole
@@ -66,9 +68,14 @@ class NotBatchable(Exception):
     keeps a transaction of its own (a telemetry file)."""
 
 
-def ingest_source(con, path: str, opts: IngestOptions, batched: bool = False) -> IngestResult:
+def ingest_source(con, path: str, opts: IngestOptions, batched: bool = False, src=None,
+                  pending=None) -> IngestResult:
     """Ingest one file in its own transaction; ``batched``: inside the caller's open
-    transaction, under the memory cap the caller set (``ingest_memory``)."""
+    transaction, under the memory cap the caller set (``ingest_memory``), with the source
+    ``src`` the caller opened (and closes), a new source's run derivation queued on
+    ``pending`` (ingest/deferred.py) when given."""
+    if batched and src is not None:
+        return _ingest_open(con, src, opts, batched=True, pending=pending)
     src = open_source(path)
     from ..telemetry import ingest_telemetry, telemetry_kind  # metrics, GPU samples, bench JSON: own path
 
@@ -81,7 +88,7 @@ def ingest_source(con, path: str, opts: IngestOptions, batched: bool = False) ->
             src.close()
     if batched:
         try:
-            return _ingest_open(con, src, opts, batched=True)
+            return _ingest_open(con, src, opts, batched=True, pending=pending)
         finally:
             src.close()
     try:
@@ -161,6 +168,7 @@ class IngestContext:
     stats: dict = field(default_factory=lambda: dict(_ZERO_STATS))
     resume: tuple | None = None  # (offset, line_no, time dict, runs dict, stats) at the open tail
     next_line: int = 1  # number of the line after the last one read
+    pending: object | None = None  # a batch's PendingDerivation (ingest/deferred.py): derive later
 
     @property
     def base_run(self) -> int:
@@ -177,10 +185,10 @@ def _engine_for_parsing(det) -> str:
     return det.engine
 
 
-def _ingest_open(con, src, opts: IngestOptions, batched: bool = False) -> IngestResult:
+def _ingest_open(con, src, opts: IngestOptions, batched: bool = False, pending=None) -> IngestResult:
     """Ingest an opened source in a transaction of its own, or, ``batched``, inside the
     transaction the caller holds open for a batch of small files (ingest/batch.py)."""
-    existing = fetch_one(con.execute("SELECT source_id FROM sources WHERE sha256 = ?", [src.sha256]))
+    existing = fetch_one(con.execute(ingest_sql("source_by_sha"), [src.sha256]))
     if existing and not opts.replace:
         return IngestResult(src.display_name, "skipped", existing[0],
                             notes=["same content already ingested (sha256); use --replace to re-ingest"])
@@ -189,7 +197,7 @@ def _ingest_open(con, src, opts: IngestOptions, batched: bool = False) -> Ingest
     if cont is not None and opts.replace:  # --replace on a grown file: ingest it anew, same id
         existing, cont = (cont[0],), None
     if batched:
-        return _store_source(con, src, opts, grammars, existing, cont)
+        return _store_source(con, src, opts, grammars, existing, cont, pending)
     con.execute("BEGIN TRANSACTION")
     try:
         result = _store_source(con, src, opts, grammars, existing, cont)
@@ -204,13 +212,17 @@ def _ingest_open(con, src, opts: IngestOptions, batched: bool = False) -> Ingest
         raise
 
 
-def _store_source(con, src, opts, grammars, existing, cont) -> IngestResult:
+def _store_source(con, src, opts, grammars, existing, cont, pending=None) -> IngestResult:
     """Everything an ingest writes, inside the open transaction: a new source, a replaced
-    one (``existing``) or an append to the one it continues (``cont``)."""
+    one (``existing``) or an append to the one it continues (``cont``); a new source's run
+    derivation is queued on ``pending`` when given."""
     if cont is not None and not _same_detection(src, grammars, cont[1]):
         # the head read at the first ingest was too short to tell what the file is, and
         # the grown head says otherwise: ingest it anew under the same id
         existing, cont = (cont[0],), None
+    if pending is not None and (existing or cont is not None):
+        pending.flush(con)  # an append or a replace reads the runs of the sources before it
+        pending = None
     if cont is not None:
         return _append(con, src, opts, grammars, *cont)
     status = "ingested"
@@ -218,7 +230,7 @@ def _store_source(con, src, opts, grammars, existing, cont) -> IngestResult:
         _delete_source(con, existing[0])
         status = "replaced"
     source_id = existing[0] if existing else _next_id(con, "sources", "source_id")
-    result = _ingest_new(con, src, opts, grammars, source_id)
+    result = _ingest_new(con, src, opts, grammars, source_id, pending)
     result.status = status
     return result
 
@@ -232,8 +244,7 @@ def _same_detection(src, grammars, st) -> bool:
     the head it read was shorter than DETECT_BYTES); its scores are then updated."""
     if st.read_end >= DETECT_BYTES:
         return True
-    head = _read_head(src.real_path, src.compressed, src.display_name, DETECT_BYTES).decode("utf-8", "replace")
-    det = detect(head, grammars)
+    det = detect(read_head(src, DETECT_BYTES), grammars)
     if (det.kind, det.engine, _engine_for_parsing(det)) != (st.kind, st.engine, st.parse_engine):
         return False
     st.scores, st.report_kind = det.scores, det.report_kind
@@ -268,13 +279,14 @@ def _context(con, src, opts, grammars, det, parse_engine, source_id, tstate, rst
                          switch=switch)
 
 
-def _ingest_new(con, src, opts, grammars, source_id) -> IngestResult:
-    head = _read_head(src.real_path, src.compressed, src.display_name, DETECT_BYTES).decode("utf-8", "replace")
-    det = detect(head, grammars)
-    base_run = _next_id(con, "runs", "run_id")
+def _ingest_new(con, src, opts, grammars, source_id, pending=None) -> IngestResult:
+    head = read_head(src, DETECT_BYTES)
+    det = src.detection = src.detection or detect(head, grammars)  # decided once per source
+    base_run = pending.base_run(con) if pending is not None else _next_id(con, "runs", "run_id")
     # runs are ids base_run + ordinal; ordinal 0 holds lines before any launch
     ctx = _context(con, src, opts, grammars, det, _engine_for_parsing(det), source_id,
                    TimeState(), RunState(base_run_id=base_run))
+    ctx.pending = pending
     _insert_source(con, src, opts, det, source_id)
     n_lines = _read_and_store(ctx)
     return _finish(ctx, head, n_lines, "ingested")
@@ -282,8 +294,7 @@ def _ingest_new(con, src, opts, grammars, source_id) -> IngestResult:
 
 def _insert_source(con, src, opts, det, source_id) -> None:
     con.execute(
-        "INSERT INTO sources (source_id, path, name, sha256, bytes, kind, engine, label, ingested_at, compressed)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ingest_sql("insert_source"),
         [source_id, src.display_name, Path(src.display_name).name, src.sha256, src.size, det.kind,
          det.engine, opts.label, dt.datetime.now(), src.compressed])
 
@@ -296,8 +307,7 @@ def _append(con, src, opts, grammars, source_id: int, st: source_mod.ResumeState
     reset_derived(con, source_id)
     delete_from_line(con, source_id, st.resume_line)
     # new runs take ids after those of sources ingested since (run ids are global)
-    others = fetch_one(con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs WHERE source_id <> ?",
-                                   [source_id]))[0]
+    others = fetch_one(con.execute(ingest_sql("runs_of_others"), [source_id]))[0]
     rstate.floor = max(rstate.floor, int(others))
     ctx = _context(con, src, opts, grammars, det, st.parse_engine, source_id, st.time_state(), rstate,
                    st.extra.get("switches"))
@@ -306,10 +316,10 @@ def _append(con, src, opts, grammars, source_id: int, st: source_mod.ResumeState
     ctx.stats = dict(st.stats)
     src.start_offset, src.start_line = st.resume_offset, st.resume_line
     ctx.next_line = st.resume_line
-    con.execute("UPDATE sources SET path = ?, name = ?, sha256 = ?, bytes = ?, ingested_at = ? WHERE source_id = ?",
+    con.execute(ingest_sql("update_appended_source"),
                 [src.display_name, Path(src.display_name).name, src.sha256, src.size, dt.datetime.now(), source_id])
     n_new = _read_and_store(ctx)
-    head = _read_head(src.real_path, src.compressed, src.display_name, DETECT_BYTES).decode("utf-8", "replace")
+    head = read_head(src, DETECT_BYTES)
     result = _finish(ctx, head, n_new, "appended")
     result.notes.insert(0, f"appended from line {st.resume_line} (byte {st.resume_offset})")
     return result
@@ -543,7 +553,9 @@ def _finish(ctx: IngestContext, head: str, n_lines: int, status: str) -> IngestR
     _merge_prelaunch_run(con, ctx)
     det.run_engines = dict(ctx.run_engines)  # the engine of each run (a file may hold several)
     raise_memory_for_derivation(con)
-    run_ids = finalize_source(con, ctx.source_id, det, src, ctx.tstate, ctx.base_run, ctx.opts, head)
+    item = (ctx.source_id, det, src, ctx.tstate, ctx.base_run, ctx.opts, head)
+    # in a batch, the runs of all its new sources are derived together before it commits
+    run_ids = [] if ctx.pending is not None else finalize_source(con, *item)
     offset, line_no, time_d, runs_d, stats, extra = ctx.resume
     head_len, head_sha, edge_sha = source_mod.fingerprint(src.real_path, src.compressed, src.read_end)
     st = source_mod.ResumeState(
@@ -554,8 +566,10 @@ def _finish(ctx: IngestContext, head: str, n_lines: int, status: str) -> IngestR
         family=redact_name(source_mod.rotation_family(str(src.real_path))))
     if not src.cleanup:  # stdin cannot be continued
         source_mod.save(con, ctx.source_id, st)
-    return IngestResult(src.display_name, status, ctx.source_id, det.kind, det.engine, n_lines,
-                        run_ids, notes)
+    result = IngestResult(src.display_name, status, ctx.source_id, det.kind, det.engine, n_lines, run_ids, notes)
+    if ctx.pending is not None:
+        ctx.pending.add(con, item, result)
+    return result
 
 
 def _merge_prelaunch_run(con, ctx: IngestContext) -> None:

@@ -64,6 +64,21 @@ class Source:
     read_end: int = 0
     partial: tuple | None = None
     spool: BinaryIO | None = None  # the open anonymous file stdin was copied to (read via /proc)
+    _head: bytes = b""  # the longest head read so far (decompressed): the head is read once
+    _head_asked: int = 0  # how many bytes that read asked for
+    detection: object = None  # what the source is (ingest/stages.detect_source), decided once
+
+    def head(self, n: int = 256 * 1024) -> bytes:
+        """The first ``n`` bytes of the (decompressed) text, read once: the telemetry sniff,
+        detection and the stored head share one read."""
+        if n > self._head_asked:
+            self._head = _read_head(self.real_path, self.compressed, self.display_name, n)
+            self._head_asked = n
+        return self._head[:n]
+
+    def remember_head(self, data: bytes, n: int) -> None:
+        """The first ``n`` bytes are ``data[:n]`` (a caller that read the whole file)."""
+        self._head, self._head_asked = data[:n], n
 
     def close(self) -> None:
         if self.spool is not None:  # an anonymous stdin spool: closing it frees the space
@@ -251,6 +266,11 @@ def _validate(path: str, real: Path, display: str, cleanup: bool) -> Source:
     sha = _hash_and_size(real, st.st_size)
     return Source(path=path, display_name=display, real_path=real, size=st.st_size, sha256=sha,
                   compressed=compressed, mtime=st.st_mtime, cleanup=cleanup)
+
+
+def read_head(src: Source, n: int) -> str:
+    """The first ``n`` bytes of ``src`` as text (invalid UTF-8 replaced), read once per source."""
+    return src.head(n).decode("utf-8", "replace")
 
 
 def _inspect(path: str, real: Path, display: str):

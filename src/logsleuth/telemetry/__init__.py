@@ -21,7 +21,7 @@ _HEAD_BYTES = 256 * 1024
 
 
 def telemetry_kind(src) -> str | None:
-    from ..ingest.read import _read_head
+    from ..ingest.stages import head_text
 
-    head = _read_head(src.real_path, src.compressed, src.display_name, _HEAD_BYTES).decode("utf-8", "replace")
+    head = head_text(src, _HEAD_BYTES)  # the head the ingest's detection reads too: read once
     return detect_telemetry(head)

@@ -32,7 +32,7 @@ import polars as pl
 from ..db import schema
 from ..db.connection import fetch_one, transaction
 from ..errors import BadInputError, UsageError
-from ..ingest.redact import redact_columns, redact_lines, redact_name
+from ..ingest.stages import redact_columns, redact_lines, redact_name
 from .gpu_text import parse_gpu_text
 from .prometheus import parse_exposition
 from .store import ensure_columns, insert

@@ -22,7 +22,7 @@ import polars as pl
 from ..db import schema
 from ..db.connection import fetch_one, transaction
 from ..errors import BadInputError
-from ..ingest.redact import redact_columns, redact_lines
+from ..ingest.stages import redact_columns, redact_lines
 from .bench_json import parse_bench_json
 from .dcgm import dcgm_gpu_samples
 from .gpu_text import parse_gpu_text
@@ -133,7 +133,7 @@ def _identity(kind: str, tables: dict) -> tuple[str, str | None, str | None]:
 
 
 def ingest_telemetry(con, src, kind: str, opts):
-    from ..ingest.options import IngestResult
+    from ..ingest.stages import IngestResult
 
     existing = fetch_one(con.execute("SELECT source_id FROM sources WHERE sha256 = ?", [src.sha256]))
     if existing and not opts.replace:

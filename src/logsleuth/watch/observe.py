@@ -58,8 +58,7 @@ class LineObserver:
 
     def __init__(self):
         from ..formats.grammar import default_grammars
-        from ..ingest.normalize import TimeState
-        from ..ingest.parse import ShapeCache
+        from ..ingest.stages import ShapeCache, TimeState
 
         self.grammars = default_grammars()
         self.engine: str | None = None
@@ -73,16 +72,12 @@ class LineObserver:
     def _detect(self, lines: list[str]) -> None:
         if self.engine and self.engine not in ("none", "unknown"):
             return
-        from ..ingest.detect import detect
+        from ..ingest.stages import ShapeCache, detect, engine_for_parsing, patterns_for
 
         self._head.extend(lines[: max(0, 4000 - len(self._head))])
-        det = detect("\n".join(self._head), self.grammars)
-        engine = det.engine
-        if det.kind != "server_log":
-            sg, vl = det.scores.get("sglang", 0), det.scores.get("vllm", 0)
-            engine = "vllm" if vl > sg else ("sglang" if sg > 0 else "none")
+        # the followed text's head grows with each batch until its engine is known
+        engine = engine_for_parsing(detect("\n".join(self._head), self.grammars))
         if engine != self.engine:
-            from ..ingest.parse import ShapeCache, patterns_for
 
             self.engine = engine
             self._cache = ShapeCache()
@@ -110,11 +105,7 @@ class LineObserver:
         return self._observe_frame(frame, partial=True)
 
     def _observe_frame(self, frame: pl.DataFrame, partial: bool) -> list[Observation]:
-        from ..ingest.normalize import add_timestamps
-        from ..ingest.redact import redact_frame
-        from ..ingest.extract import extract
-        from ..ingest.parse import parse_frame
-        from ..ingest.read import strip_ansi
+        from ..ingest.stages import add_timestamps, extract, parse_frame, redact_frame, strip_ansi
 
         # one row per \r update, ANSI colours off, secrets masked before anything reads it
         frame = (frame.with_columns(strip_ansi(pl.col("raw")).str.split("\r").alias("raw"))
@@ -145,7 +136,7 @@ class LineObserver:
 
     def _config(self, pattern: str, msg: str) -> dict:
         """The settings a launch line carries (model, TP size...), parsed as the ingest does."""
-        from ..ingest.configparse import parse_config_line
+        from ..ingest.stages import parse_config_line
 
         parser = self._launch.get(pattern)
         if not parser:

@@ -79,7 +79,7 @@ def check_followable(path: str) -> None:
     """Refuse what cannot become a log (BadInputError, exit 3): a FIFO, socket or device, an
     unreadable file, binary data. A missing or empty file is fine: a server may not have
     written it yet."""
-    from ..ingest.read import check_input
+    from ..ingest.stages import check_input
 
     if os.path.lexists(path) and not (os.path.isfile(path) and os.path.getsize(path) == 0):
         check_input(path)
