@@ -61,7 +61,7 @@ def test_a_healthy_sweep_has_no_slow_host(healthy_db):
     s = summarise(healthy_db)
     assert len(s.hosts) == 12
     assert s.outliers == [] and s.traffic == []
-    assert not [f for f in s.flags() if f["kind"] in ("outlier", "traffic")]
+    assert not [f for f in s.flags() if f["kind"] in ("outlier", "traffic_anomaly")]
     # two peer groups, by TP size, six hosts each (concurrency is load, not configuration)
     assert sorted((g["settings"]["tensor_parallel_size"], g["n_hosts"]) for g in s.groups) == [("4", 6), ("8", 6)]
     # every host compared at the load it held: the single-stream hosts at 1, the others at 8
@@ -104,7 +104,7 @@ def test_a_client_that_never_loaded_its_host_is_a_traffic_anomaly_not_slow(varia
     texts = [e["text"] for e in s.traffic[0]["evidence"]]
     assert "Maximum request concurrency:" in texts[0] and texts[0].rstrip().endswith("8")
     assert "Running: 1 reqs" in texts[1]
-    assert [f["kind"] for f in s.flags()] == ["traffic"]
+    assert [f["kind"] for f in s.flags()] == ["traffic_anomaly"]
 
 
 def test_a_load_no_peer_held_is_not_comparable_and_a_lone_configuration_has_no_peers(variant):

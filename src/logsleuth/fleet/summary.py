@@ -41,6 +41,14 @@ def _short(value, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _slow_text(o: dict) -> str:
+    where = f"at {o['band']} running requests" if o.get("band") else o.get("metric", "")
+    peers = f"{o.get('n_peers')} hosts" + (f" of group {o['group']}" if o.get("group") else "")
+    lines = f", {o['compared_lines']} lines" if o.get("compared_lines") else ""
+    return (f"{where} {o.get('value')} tok/s, {o.get('below_by', 0):.0%} below its peers' "
+            f"{o.get('peer_median')} ({peers}{lines})")
+
+
 @dataclass
 class FleetSummary:
     hosts: list = field(default_factory=list)
@@ -55,11 +63,12 @@ class FleetSummary:
 
     def flags(self) -> list[dict]:
         """Every flag as one row: kind, host(s), what — the short list a person reads first."""
-        out = [{"kind": "outlier", "hosts": o["host"],
-                "what": f"{o['metric']}: {o['value']} tok/s is {o['below_by']:.0%} below its peers' {o['peer_median']} "
-                        f"at the same running requests ({o['n_peers']} hosts of group {o['group']}, "
-                        f"{o['compared_lines']} lines)"} for o in self.outliers]
-        out += [{"kind": "traffic", "hosts": a["host"], "what": a["what"]} for a in self.traffic]
+        slow: dict[str, list] = {}
+        for o in self.outliers:  # one flag per host, naming every band where it is slow
+            slow.setdefault(o["host"], []).append(o)
+        out = [{"kind": "outlier", "hosts": host, "what": "; ".join(_slow_text(o) for o in items)}
+               for host, items in slow.items()]
+        out += [{"kind": "traffic_anomaly", "hosts": a["host"], "what": a["what"]} for a in self.traffic]
         by_day: dict = {}
         for c in self.changes:  # one flag per host and pair of days, naming what changed
             by_day.setdefault((c["host"], c["before_date"], c["after_date"]), []).append(c)
