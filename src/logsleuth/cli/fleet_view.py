@@ -2,7 +2,7 @@
 
 Contract: ``write_fleet(summary, fmt, max_hosts, out)`` writes, in order: one line saying what
 was compared; the peer groups (configuration, hosts, how many flagged, the loads held); the
-hosts, flagged ones first, then by group, names cropped to ``HOST_WIDTH`` (at most ``max_hosts``
+hosts, flagged ones first, then by group, names cropped to ``HOST_WIDTH`` (``crop``; at most ``max_hosts``
 unflagged hosts, 0: all; a line says how many were left out); the flags with their evidence
 lines; what could not be compared and why (counted per reason, a few hosts named); what is
 unknown and how to give it. The JSON output (``summary.as_dict()``) carries everything this
@@ -22,9 +22,15 @@ NAMED = 6  # hosts named in one line of the "not compared" and "unknown" section
 
 
 def crop(name: str, width: int = HOST_WIDTH) -> str:
-    """A long host name with its middle cut out: the ends tell hosts apart (rack-07-node-123)."""
+    """A long host name shortened: first its domain dropped (node-0017.dc1.example.com reads as
+    node-0017…), then its middle cut out, since the ends tell hosts apart (rack-07-…-node-0017)."""
     if len(name) <= width:
         return name
+    short, dot, _domain = name.partition(".")
+    if dot and short and not short.isdigit():  # an IP address keeps its dots
+        name = short + "…"
+        if len(name) <= width:
+            return name
     keep = width - 1
     return name[: keep - keep // 2] + "…" + name[len(name) - keep // 2:]
 

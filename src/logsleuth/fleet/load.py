@@ -29,12 +29,15 @@ def _band_rows(con, runs: list[dict], t: dict) -> list[dict]:
     return [dict(zip(cols, row)) for row in cur.fetchall()]
 
 
+def _span(r: dict) -> str:
+    return str(r["min_running"]) if r["min_running"] == r["max_running"] else f"{r['min_running']}-{r['max_running']}"
+
+
 def _peer_running(rows: list[dict]) -> dict:
     """(group, band) -> {host: 'lo-hi'} of the running counts each host showed there."""
     out: dict = {}
     for r in rows:
-        span = str(r["min_running"]) if r["min_running"] == r["max_running"] else f"{r['min_running']}-{r['max_running']}"
-        out.setdefault((r["grp"], r["band"]), {})[r["host"]] = span
+        out.setdefault((r["grp"], r["band"]), {})[r["host"]] = _span(r)
     return out
 
 
@@ -47,7 +50,7 @@ def _verdict(r: dict, n_hosts: int, t: dict) -> str:
 
 
 def _why_not(r: dict, others: dict, n_hosts: int, t: dict) -> str:
-    load = f"{r['band']} running requests ({r['n_lines']} stats lines at {r['min_running']}-{r['max_running']})"
+    load = f"{r['band']} running requests ({r['n_lines']} stats lines at {_span(r)})"
     if n_hosts < 2:
         return f"no peers: no other host runs its configuration (load {r['band']} running requests)"
     if n_hosts < t["min_peers"]:
