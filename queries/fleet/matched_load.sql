@@ -29,10 +29,13 @@ WITH u AS (
 ), pre AS (
   SELECT run_id, line_no FROM prefill_stats
   WHERE primary_rank IS NOT FALSE AND run_id IN (SELECT run_id FROM u)
-), single AS (
-  SELECT d.* FROM d
-  WHERE d.running = 1 AND d.gen_tok_s > 0 AND d.prev_running = 1 AND d.next_running = 1 AND d.prompt_tok_s = 0
-    AND NOT EXISTS (SELECT 1 FROM pre WHERE pre.run_id = d.run_id AND pre.line_no > d.prev_line AND pre.line_no < d.line_no)
+), candidates AS (
+  SELECT * FROM d
+  WHERE running = 1 AND gen_tok_s > 0 AND prev_running = 1 AND next_running = 1 AND prompt_tok_s = 0
+), single AS (  -- the last prefill line before each candidate (an ASOF join: no pairs of lines)
+  SELECT c.* FROM candidates c
+  ASOF LEFT JOIN pre ON c.run_id = pre.run_id AND c.line_no > pre.line_no
+  WHERE pre.line_no IS NULL OR pre.line_no < c.prev_line
 ), lv AS (
   SELECT *, CAST(round(ln(running) / ln(1 + $level_step)) AS INTEGER) AS level
   FROM (SELECT * FROM d WHERE running >= 2 AND gen_tok_s > 0 UNION ALL SELECT * FROM single)
