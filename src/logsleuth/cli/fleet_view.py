@@ -85,7 +85,8 @@ def _not_compared_lines(summary) -> list[str]:
         if b["verdict"] == "not comparable":
             by_band.setdefault(b["band"], []).append(b)
     for band, items in by_band.items():
-        lines.append(f"  not comparable at {band} running requests: {len(items)} hosts: "
+        load = f"{band} running request" + ("" if band == "1" else "s")
+        lines.append(f"  not comparable at {load}: {len(items)} hosts: "
                      f"{_named(sorted(b['host'] for b in items))}; e.g. {items[0]['why']}")
     return lines
 

@@ -29,6 +29,11 @@ def _band_rows(con, runs: list[dict], t: dict) -> list[dict]:
     return [dict(zip(cols, row)) for row in cur.fetchall()]
 
 
+def load_text(band: str) -> str:
+    """'1 running request', '5-16 running requests': a band as words."""
+    return f"{band} running request" + ("" if band == "1" else "s")
+
+
 def _span(r: dict) -> str:
     return str(r["min_running"]) if r["min_running"] == r["max_running"] else f"{r['min_running']}-{r['max_running']}"
 
@@ -50,9 +55,9 @@ def _verdict(r: dict, n_hosts: int, t: dict) -> str:
 
 
 def _why_not(r: dict, others: dict, n_hosts: int, t: dict) -> str:
-    load = f"{r['band']} running requests ({r['n_lines']} stats lines at {_span(r)})"
+    load = f"{load_text(r['band'])} ({r['n_lines']} stats lines at {_span(r)})"
     if n_hosts < 2:
-        return f"no peers: no other host runs its configuration (load {r['band']} running requests)"
+        return f"no peers: no other host runs its configuration (load {load_text(r['band'])})"
     if n_hosts < t["min_peers"]:
         return f"not comparable at {load}: its group has {n_hosts} hosts, a median needs {t['min_peers']}"
     if not others:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from ..resources import data_path
 from .evidence import attach_evidence
 from .hosts import probes, safe_host
-from .load import matched_load
+from .load import load_text, matched_load
 from .peers import peer_groups
 from .sql import fleet_sql
 from .traffic import traffic_anomalies
@@ -42,7 +42,7 @@ def _short(value, width: int = 40) -> str:
 
 
 def _slow_text(o: dict) -> str:
-    where = f"at {o['band']} running requests" if o.get("band") else o.get("metric", "")
+    where = f"at {load_text(o['band'])}" if o.get("band") else o.get("metric", "")
     peers = f"{o.get('n_peers')} hosts" + (f" of group {o['group']}" if o.get("group") else "")
     lines = f", {o['compared_lines']} lines" if o.get("compared_lines") else ""
     return (f"{where} {o.get('value')} tok/s, {o.get('below_by', 0):.0%} below its peers' "
