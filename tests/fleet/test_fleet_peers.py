@@ -120,6 +120,16 @@ def test_a_load_no_peer_held_is_not_comparable_and_a_lone_configuration_has_no_p
     assert next(h for h in s.hosts if h["host"] == "tp2-c008-r1")["peers"] == 0
 
 
+def test_kv_offloading_makes_another_configuration(variant):
+    """The issue's deployment swept KV offloading on and off: an offloading host at half speed
+    is not a slow peer of the hosts without it, it has no peers."""
+    s = variant(Host("tp4-c008-kvoff", 4, 8, speed=0.5, extra_args=", 'kv_offloading_size': 64.0"))
+    assert s.outliers == []
+    mine = next(g for g in s.groups if "tp4-c008-kvoff" in g["hosts"])
+    assert mine["n_hosts"] == 1 and mine["settings"]["kv_offloading"] == "64"
+    assert "kv_offload=64" in mine["label"]
+
+
 def test_peer_keys_are_data(healthy_db):
     """Without TP among the peer settings, TP4 and TP8 hosts are one group, and the TP4 hosts sit
     below the group's reference at 8 running requests, the TP8 hosts above it."""

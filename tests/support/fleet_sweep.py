@@ -33,6 +33,7 @@ class Host:
     speed: float = 1.0  # 0.6: decodes at 60% of its peers' speed
     served_at: int | None = None  # the running requests the server really saw (None: the concurrency)
     steady: int = 24  # stats lines of the steady stretch
+    extra_args: str = ""  # more non-default args, e.g. ", 'kv_offloading_size': 64.0"
 
 
 def per_request_tok_s(tp: int, running: int) -> float:
@@ -84,7 +85,8 @@ def server_log(h: Host, seed: int = 0) -> str:
     lines.append(f"INFO {stamp()} [__init__.py:216] Automatically detected platform cuda.")
     api_line("vLLM API server version 0.10.2")
     api_line("non-default args: {'model_tag': '" + MODEL + "', 'host': '0.0.0.0', 'model': '" + MODEL
-             + f"', 'max_model_len': 16384, 'tensor_parallel_size': {h.tp}, 'max_num_seqs': 256}}", "utils.py:328")
+             + f"', 'max_model_len': 16384, 'tensor_parallel_size': {h.tp}, 'max_num_seqs': 256{h.extra_args}}}",
+             "utils.py:328")
     core_line("Initializing a V1 LLM engine (v0.10.2) with config: model='" + MODEL + "', speculative_config=None, "
               "tokenizer='" + MODEL + "', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, "
               f"trust_remote_code=False, dtype=torch.bfloat16, max_seq_len=16384, download_dir=None, load_format=auto, "

@@ -52,9 +52,12 @@ def canonical(value) -> str | None:
     """One spelling per value: lower-case text, whole numbers without a decimal point."""
     if value is None:
         return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value).strip().lower()
+    text = str(value).strip().lower()
+    try:  # 64, 64.0 and '64.0' are one value (a str setting keeps the log's spelling)
+        number = float(text)
+    except ValueError:
+        return text
+    return str(int(number)) if number.is_integer() else repr(number)
 
 
 def _settings_key(values: dict, unset: dict) -> dict:
