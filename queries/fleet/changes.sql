@@ -1,11 +1,14 @@
 -- fleet: what changed on a host between consecutive days (engine version, model, attention
 -- backend, speculative method, or a configuration value), and the two days compared. The last
 -- run of each day stands for the day; configuration is compared only between runs of one engine.
+-- A benchmark client's output is no server launch: its runs are left out (its log, often
+-- without a date, would otherwise stand for a day of its own).
 WITH day_runs AS (
   SELECT s.host, s.date, r.run_id, r.engine, coalesce(r.engine_version, r.format_era) AS version,
          r.model, r.attention_backend, r.spec_method,
          row_number() OVER (PARTITION BY s.host, s.date ORDER BY r.started_at DESC NULLS LAST, r.run_id DESC) AS last_of_day
   FROM runs r JOIN sources s USING (source_id)
+  WHERE r.engine IS DISTINCT FROM 'bench' AND s.kind IS DISTINCT FROM 'bench'
 ), days AS (
   SELECT *, lag(date) OVER w AS prev_date, lag(run_id) OVER w AS prev_run,
          lag(engine) OVER w AS prev_engine, lag(version) OVER w AS prev_version, lag(model) OVER w AS prev_model,

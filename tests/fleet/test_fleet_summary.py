@@ -48,3 +48,15 @@ def test_a_change_between_days_is_named(tmp_path):
     assert len(dates) == 1 and all(b < a for b, a in dates)
     assert whats, "the tuned launch changed its configuration"
     assert not any(w.startswith("config:random_seed") for w in whats)
+
+
+def test_single_stream_lines_right_after_a_prefill_are_left_out(fleet_con):
+    """The SGLang sample has 249 steady lines at one running request (the reports before and
+    after it also at one); 11 of them follow a Prefill batch line: 238 are compared."""
+    s = fleet_summary(fleet_con, with_findings=False)
+    single = {b["host"]: b for b in s.bands if b["band"] == "1"}
+    assert single["gpu-01"]["lines"] == single["gpu-01"]["compared_lines"] == 238
+    assert single["gpu-01"]["verdict"] == "ok" and single["gpu-04"]["verdict"] == "slow"
+    # the three vLLM hosts that crashed are peers of each other, not of the SGLang hosts
+    groups = {g["engine"]: g["n_hosts"] for g in s.groups}
+    assert groups == {"sglang": 4, "vllm": 3}

@@ -5,7 +5,8 @@ differ between the server columns (none with fewer than two). Three kinds of row
 ``setting`` (the canonical settings of ``queries/reports/config_equivalents.toml``, with their
 engine-specific keys, inverted keys and a fallback column of ``runs``), ``env`` (environment
 variables the equivalents name) and ``raw`` (any other key, as printed). Values are normalised
-(``normalise``) so ``True``/``true``/``1`` compare equal. ``load_equivalents`` reads the TOML.
+(``normalise``) so ``True``/``true``/``1`` compare equal. ``load_equivalents`` reads the TOML;
+``run_settings`` gives each run's value of named settings (the fleet's peer groups).
 The SQL is queries/app/compare_config.sql.
 """
 from __future__ import annotations
@@ -225,6 +226,21 @@ def _setting_value(s: Setting, cfg: dict, run: dict) -> tuple[Any, str | None]:
     if v is None and redacted and key == best:
         v = REDACTED  # redacted at ingest and nothing to fall back on: say so rather than "default"
     return v, key
+
+
+def run_settings(con, runs: dict[int, dict], names: list[str], eq: Equivalents) -> dict[int, dict[str, Any]]:
+    """Per run (``runs``: run_id -> its ``runs`` row), the value of each canonical setting named
+    (None where the run does not state it), read as ``compare`` reads them (fleet peer groups)."""
+    by_name = {s.name: s for s in eq.settings}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise LogsleuthError(f"unknown setting(s) {', '.join(unknown)}: not in the config equivalents")
+    per_run = load_config(con, list(runs))
+    out: dict[int, dict[str, Any]] = {}
+    for rid, row in runs.items():
+        vals = {n: _setting_value(by_name[n], per_run[rid], row)[0] for n in names}
+        out[rid] = {n: (None if v is MISSING else v) for n, v in vals.items()}
+    return out
 
 
 def _env_rows(ids, per_run, eq: Equivalents, n_columns, col_index) -> list[ConfigRow | None]:

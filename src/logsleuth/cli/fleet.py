@@ -1,10 +1,10 @@
-"""`logsleuth fleet`: per-host summary and fleet flags over a Parquet dataset.
+"""`logsleuth fleet`: peer groups, per-host verdicts and fleet flags over a Parquet dataset.
 
 Contract: parses the options, opens the dataset named by ``--dataset`` (or ``--db``
 pointing at a dataset folder), makes one library call (``fleet.fleet_summary``) and
-renders it: a table per host, then the flags (outliers against peers, changes between
-days, crash clusters); ``--format json|markdown`` for machines and issues. Registered on
-the app with ``register(app)``.
+renders it (``fleet_view.write_fleet``: peer groups, hosts flagged first, flags with their
+evidence, what was not compared, what is unknown); ``--format json`` carries everything,
+``markdown`` is for issues. Registered on the app with ``register(app)``.
 """
 from __future__ import annotations
 
@@ -28,33 +28,30 @@ def register(app: typer.Typer) -> None:
         fmt: FleetFormat = typer.Option(FleetFormat.table, "--format", help="Output format."),
         no_findings: bool = typer.Option(False, "--no-findings", help="Skip the rules (faster)."),
         rules_dir: List[str] = typer.Option(None, "--rules-dir", help="Extra folder of rule .sql files."),
-        min_drop: Optional[float] = typer.Option(None, "--min-drop", help="Outlier margin below the peers' median (default 0.25)."),
+        min_drop: Optional[float] = typer.Option(None, "--min-drop", help="Slow: this far below the peers' median at the same load (default 0.25)."),
         min_hosts: Optional[int] = typer.Option(None, "--min-hosts", help="Hosts sharing a crash cause that make a cluster (default 3)."),
+        min_peers: Optional[int] = typer.Option(None, "--min-peers", min=2,
+                                                help="Hosts of a peer group at one load before a median means anything (default 3)."),
+        max_hosts: int = typer.Option(40, "--max-hosts", min=0,
+                                      help="Unflagged hosts listed after the flagged ones (0: all; JSON has all)."),
     ):
-        """Summarise a fleet dataset per host and flag slow hosts, changes between days and crash clusters."""
-        import polars as pl
-
+        """Compare each host with its peers (same configuration) at the same load; flag slow hosts,
+        traffic anomalies, changes between days and crash clusters; say what is unknown."""
         from .. import api
         from ..errors import UsageError
         from .context import state
-        from .output import plain_json, write_frame
+        from .fleet_view import write_fleet
+        from .output import plain_json
 
         if not state.db or not api.is_dataset(state.db):
             raise UsageError("fleet reads a dataset: give --dataset DIR (written by `logsleuth ingest --dataset DIR`)")
         con = api.open_dataset(state.db)
         try:
             summary = api.fleet_summary(con, with_findings=not no_findings, rules_dirs=rules_dir or None,
-                                    min_drop=min_drop, min_hosts=min_hosts)
+                                        min_drop=min_drop, min_hosts=min_hosts, min_peers=min_peers)
         finally:
             con.close()
         if fmt is FleetFormat.json:
             sys.stdout.write(plain_json(summary.as_dict(), indent=2) + "\n")
             return
-        hosts = [{**{k: v for k, v in h.items() if k != "findings"},
-                  "findings": ", ".join(f"{n} {sev}" for sev, n in h.get("findings", {}).items())}
-                 for h in summary.hosts]
-        flags = summary.flags() or [{"kind": "none", "hosts": "", "what": "no outlier, change or crash cluster"}]
-        out_fmt = "markdown" if fmt is FleetFormat.markdown else "table"
-        write_frame(pl.DataFrame(hosts, infer_schema_length=None), out_fmt, title="hosts")
-        sys.stdout.write("\n")
-        write_frame(pl.DataFrame(flags), out_fmt, title="flags")
+        write_fleet(summary, fmt.value, max_hosts)

@@ -1,13 +1,19 @@
 """Fleet questions over a dataset (or a database whose sources carry a host).
 
-Contract: ``fleet_summary(con)`` returns a ``FleetSummary``: one row per host (engine and
-version, model, GPU, attention backend, speculative method and acceptance, single-stream
-and peak decode throughput, end states, findings by severity) and three kinds of flags,
-each a list of plain dicts: ``outliers`` (a host at least ``min_drop`` below the median of
-its peers on the same model and GPU), ``changes`` (what changed on a host between
-consecutive days: version, model, backend, speculative method, configuration) and
-``crash_clusters`` (one masked root cause on at least ``min_hosts`` hosts). Thresholds are
-data (``queries/fleet/fleet.toml``) and can be overridden by keyword.
+Contract: ``fleet_summary(con)`` returns a ``FleetSummary``:
+* ``hosts``: one row per host (engine and version, model, GPU, attention backend, speculative
+  method and acceptance, throughput figures, end states, findings by severity) with its peer
+  group(s), how many peers it has, its peak running requests and its verdicts;
+* ``groups``: the peer groups (``peers.py``: engine, model, GPU and the settings of
+  ``queries/fleet/fleet.toml`` [peers], read as ``compare`` reads them) with their hosts;
+* ``outliers``: a host at least ``min_drop`` below its peers at the same load (``load.py``);
+  ``bands``: every (host, group, band of running requests) with its verdict (ok, slow, not
+  comparable, no peers);
+* ``traffic``: hosts whose load is not what they were set up for (``traffic.py``), with evidence;
+* ``changes`` (what changed on a host between consecutive days) and ``crash_clusters`` (one
+  masked root cause on at least ``min_hosts`` hosts);
+* ``unknowns``: the GPU, date or host the logs do not give, with how to give them (``unknowns.py``).
+Thresholds are data (``queries/fleet/fleet.toml``) and can be overridden by keyword.
 """
 from __future__ import annotations
 
@@ -17,8 +23,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..resources import data_path
+from .evidence import attach_evidence
 from .hosts import probes, safe_host
+from .load import load_text, matched_load
+from .peers import peer_groups
 from .sql import fleet_sql
+from .traffic import traffic_anomalies
+from .unknowns import unknowns
 
 
 #: configuration changes named in one change flag (the rest are counted; all are in ``changes``)
@@ -30,19 +41,34 @@ def _short(value, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _slow_text(o: dict) -> str:
+    where = f"at {load_text(o['band'])}" if o.get("band") else o.get("metric", "")
+    peers = f"{o.get('n_peers')} hosts" + (f" of group {o['group']}" if o.get("group") else "")
+    lines = f", {o['compared_lines']} lines" if o.get("compared_lines") else ""
+    return (f"{where} {o.get('value')} tok/s, {o.get('below_by', 0):.0%} below its peers' "
+            f"{o.get('peer_median')} ({peers}{lines})")
+
+
 @dataclass
 class FleetSummary:
     hosts: list = field(default_factory=list)
+    groups: list = field(default_factory=list)
     outliers: list = field(default_factory=list)
+    bands: list = field(default_factory=list)
+    traffic: list = field(default_factory=list)
     changes: list = field(default_factory=list)
     crash_clusters: list = field(default_factory=list)
+    unknowns: list = field(default_factory=list)
     thresholds: dict = field(default_factory=dict)
 
     def flags(self) -> list[dict]:
         """Every flag as one row: kind, host(s), what — the short list a person reads first."""
-        out = [{"kind": "outlier", "hosts": o["host"],
-                "what": f"{o['metric']} {o['value']} is {o['below_by']:.0%} below the median {o['peer_median']} "
-                        f"of {o['n_peers']} hosts on {o['model']} / {o['gpu']}"} for o in self.outliers]
+        slow: dict[str, list] = {}
+        for o in self.outliers:  # one flag per host, naming every band where it is slow
+            slow.setdefault(o["host"], []).append(o)
+        out = [{"kind": "outlier", "hosts": host, "what": "; ".join(_slow_text(o) for o in items)}
+               for host, items in slow.items()]
+        out += [{"kind": "traffic_anomaly", "hosts": a["host"], "what": a["what"]} for a in self.traffic]
         by_day: dict = {}
         for c in self.changes:  # one flag per host and pair of days, naming what changed
             by_day.setdefault((c["host"], c["before_date"], c["after_date"]), []).append(c)
@@ -54,9 +80,14 @@ class FleetSummary:
                  "what": f"{c['hosts']} hosts, {c['runs']} runs: {c['example']}"} for c in self.crash_clusters]
         return out
 
+    def not_compared(self) -> list[dict]:
+        """The (host, band) pairs that could not be compared, with why: never a slow flag."""
+        return [b for b in self.bands if b["verdict"] in ("not comparable", "no peers")]
+
     def as_dict(self) -> dict:
-        return {"hosts": self.hosts, "outliers": self.outliers, "changes": self.changes,
-                "crash_clusters": self.crash_clusters, "thresholds": self.thresholds}
+        return {"hosts": self.hosts, "groups": self.groups, "outliers": self.outliers, "bands": self.bands,
+                "traffic": self.traffic, "changes": self.changes, "crash_clusters": self.crash_clusters,
+                "unknowns": self.unknowns, "thresholds": self.thresholds}
 
 
 def thresholds(**overrides) -> dict:
@@ -89,16 +120,15 @@ def hosts_of_database(con):
     for _name, regex in probes():
         for sid, host in con.execute(fleet_sql("db_source_hosts"), {"re": regex}).fetchall():
             hosts.setdefault(sid, safe_host(host))
-    catalog = '"' + con.execute("SELECT current_database()").fetchone()[0].replace('"', '""') + '"'
-    con.execute("CREATE OR REPLACE TEMP TABLE _fleet_hosts (source_id INTEGER, host VARCHAR)")
+    catalog = '"' + con.execute(fleet_sql("current_catalog")).fetchone()[0].replace('"', '""') + '"'
+    con.execute(fleet_sql("db_hosts_table"))
     if hosts:
-        con.executemany("INSERT INTO temp.main._fleet_hosts VALUES (?, ?)", list(hosts.items()))
+        con.executemany(fleet_sql("db_hosts_insert"), list(hosts.items()))
     con.execute(fleet_sql("db_sources_view").replace("{catalog}", catalog))
     try:
         yield
     finally:
-        con.execute("DROP VIEW IF EXISTS temp.main.sources")
-        con.execute("DROP TABLE IF EXISTS temp.main._fleet_hosts")
+        con.execute(fleet_sql("db_hosts_drop"))
 
 
 def host_count(con) -> int:
@@ -115,9 +145,16 @@ def fleet_summary(con, *, with_findings: bool = True, rules_dirs: list[str] | No
     t = thresholds(**overrides)
     summary = FleetSummary(thresholds=t)
     summary.hosts = _rows(con, "hosts")
-    summary.outliers = _rows(con, "outliers", {"min_drop": t["min_drop"], "min_peers": t["min_peers"]})
+    runs, groups = peer_groups(con, t)
+    by_id = {g.group: g for g in groups}
+    summary.groups = [g.as_dict() for g in groups]
+    summary.outliers, summary.bands = matched_load(con, runs, by_id, t)
+    summary.traffic = traffic_anomalies(con, runs, t)
+    attach_evidence(con, summary.outliers + summary.traffic + summary.bands)
     summary.changes = _rows(con, "changes", {"volatile_keys": t["volatile_keys"]})
     summary.crash_clusters = _rows(con, "crash_clusters", {"min_hosts": t["min_hosts"]})
+    summary.unknowns = unknowns(runs)
+    _host_verdicts(summary, runs, by_id)
     if with_findings:
         from ..analysis.rules import diagnose
 
@@ -127,3 +164,30 @@ def fleet_summary(con, *, with_findings: bool = True, rules_dirs: list[str] | No
         for h in summary.hosts:
             h["findings"] = {sev: n for (host, sev), n in sorted(counts.items()) if host == h["host"]}
     return summary
+
+
+def _host_verdicts(summary: FleetSummary, runs: list[dict], groups_by_id: dict) -> None:
+    """Each host row gains its peer groups, its number of peers, its peak running requests, the
+    bands where it is slow or not comparable, its traffic anomaly and whether anything flags it."""
+    groups: dict[str, set] = {}
+    peak: dict[str, int] = {}
+    for r in runs:
+        groups.setdefault(r["host"], set()).add(r["group"])
+        if r["peak_running"] is not None:
+            peak[r["host"]] = max(peak.get(r["host"], 0), r["peak_running"])
+    verdicts: dict[str, dict[str, list]] = {}
+    for b in summary.bands:
+        verdicts.setdefault(b["host"], {}).setdefault(b["verdict"], []).append(b["band"])
+    traffic = {a["host"]: a["kind"] for a in summary.traffic}
+    flagged = {h.strip() for f in summary.flags() for h in str(f["hosts"]).split(",")}
+    for h in summary.hosts:
+        name = h["host"]
+        gids = sorted(groups.get(name, ()))
+        h["groups"] = gids
+        h["peers"] = max((len(groups_by_id[g].hosts) - 1 for g in gids), default=0)
+        h["peak_running"] = peak.get(name)
+        h["slow_at"] = verdicts.get(name, {}).get("slow", [])
+        h["not_comparable_at"] = verdicts.get(name, {}).get("not comparable", []) + \
+            verdicts.get(name, {}).get("no peers", [])
+        h["traffic"] = traffic.get(name)
+        h["flagged"] = name in flagged

@@ -17,6 +17,7 @@ from ..db.connection import create_views
 from ..db.schema import SCHEMA_VERSION, create_statements
 from ..errors import BadInputError
 from .manifest import MANIFEST, load_manifest
+from .sql import fleet_fragment, fleet_sql
 from .storage import storage_for
 
 
@@ -31,9 +32,8 @@ def _quote(text: str) -> str:
 def _columns(con, table: str, scan: str) -> str:
     """The schema's columns in its order (NULL where older part files lack one: a dataset
     written by an earlier logsleuth still opens), then any column only the files have."""
-    in_files = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {scan}").fetchall()]
-    schema = con.execute("SELECT column_name, data_type FROM information_schema.columns "
-                         "WHERE table_name = $t ORDER BY ordinal_position", {"t": table}).fetchall()
+    in_files = [r[0] for r in con.execute(fleet_sql("scan_columns").replace("{scan}", scan)).fetchall()]
+    schema = con.execute(fleet_sql("schema_table_columns"), {"t": table}).fetchall()
     if not schema:
         return "*"
     cols = [f'"{c}"' if c in in_files else f'NULL::{typ} AS "{c}"' for c, typ in schema]
@@ -62,16 +62,16 @@ def open_dataset(target: str) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False})
     for stmt in create_statements():
         con.execute(stmt)
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+    con.execute(fleet_sql("dataset_schema_version"), {"version": str(SCHEMA_VERSION)})
     for table, files in sorted(_files_by_table(manifest).items()):
         if not files:
             continue
         listed = ", ".join(_quote(storage.uri(f)) for f in files)
-        scan = f"read_parquet([{listed}], union_by_name = true)"
+        scan = fleet_fragment("part_scan").replace("{files}", listed)
         columns = _columns(con, table, scan)  # before the empty table of the schema is dropped
-        con.execute(f'DROP TABLE IF EXISTS "{table}"')
-        con.execute(f'CREATE VIEW "{table}" AS SELECT {columns} FROM {scan}')
+        con.execute(fleet_sql("part_view").replace("{table}", f'"{table}"').replace("{columns}", columns)
+                    .replace("{scan}", scan))
     create_views(con)
     # the sandbox of `sql` and `diagnose` (db/sandbox.py) keeps exactly this folder readable
-    con.execute("SET VARIABLE logsleuth_dataset_root = $root", {"root": storage.uri("")})
+    con.execute(fleet_sql("dataset_root"), {"root": storage.uri("")})
     return con

@@ -367,7 +367,8 @@ def fleet_html(fleet) -> str:
            f'<p class="muted">{len(fleet.hosts)} hosts'
            + (f", {esc(dates[0])} to {esc(dates[-1])}" if dates else "")
            + f". Flags: a host at least {esc(format(t.get('min_drop', 0), '.0%'))} below the median of its peers "
-           f"(same model, GPU and engine; at least {esc(t.get('min_peers'))} hosts); what changed on a host between "
+           f"(same configuration, at the same running requests; at least {esc(t.get('min_peers'))} hosts); a host "
+           f"whose load is not what its client was set to; what changed on a host between "
            f"consecutive days; one crash cause on at least {esc(t.get('min_hosts'))} hosts.</p>",
            "<h3>Flags</h3>"]
     flags = fleet.flags()
