@@ -147,6 +147,11 @@ def _end_phases(con, rows: dict[int, dict]) -> None:
     for rid, phase in run_set(con, "end_phase", runs=list(ends),
                               frames={"derive_end": frame, "derive_phase": phase_frame}):
         rows[rid]["end_phase"] = phase
+    titles = data("startup_phases")["titles"]
+    for rid in ends:
+        r = rows[rid]
+        if r["end_state"] == "killed":  # a kill notice or a stop request: say what it interrupted
+            r["end_reason"] += f", while {titles.get(r['end_phase'], r['end_phase'])}"
 
 
 def _causes(con, rows: dict[int, dict], ids: list[int], shut: dict) -> dict:

@@ -349,8 +349,26 @@ def _derive_logs(con, items, lines, out) -> None:
         for rid, fields in gpu_contexts(con, runs, explicit, env_files).items():
             rows[rid].update(fields)
     run_platforms(con, rows, grammars)  # after the GPU context: the vendor is evidence too
+    _deployments(rows)
     _insert_runs(con, list(rows.values()))
     run_set(con, "decode_primary", sources=[it.source_id for it in items])
+
+
+def _deployments(rows: dict[int, dict]) -> None:
+    """``deployment`` of each run: runs of one source whose line ranges overlap (their lines
+    interleave: processes launched side by side, each its own run) form one deployment, named by
+    the id of its first run; a run alone is a deployment of its own."""
+    by_source: dict[int, list[dict]] = {}
+    for r in rows.values():
+        by_source.setdefault(r["source_id"], []).append(r)
+    for runs in by_source.values():
+        runs.sort(key=lambda r: (r["first_line"] or 0, r["run_id"]))
+        head, reach = None, -1
+        for r in runs:
+            if head is None or (r["first_line"] or 0) > reach:  # starts after the group's last line
+                head, reach = r["run_id"], -1
+            r["deployment"] = head
+            reach = max(reach, r["last_line"] or 0)
 
 
 def _identity(con, rows, facts: _Facts, owner, eras) -> None:
