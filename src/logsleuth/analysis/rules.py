@@ -429,14 +429,13 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
             if columns and col not in columns:
                 raise QueryError(f"rule {rule.id}: result lacks the column '{col}'")
         other_runs = below = 0
-        elsewhere: dict = {}  # run id -> its platform, for the rows of runs on another platform
+        elsewhere = _other_platform_runs(rule, result, platforms)
         for row in result:
             run_id = row.get("run_id")
             if run_ids is not None and run_id not in run_ids:
                 other_runs += 1
                 continue
-            if rule.platforms and platforms.get(run_id) not in (None, *rule.platforms):
-                elsewhere[run_id] = platforms[run_id]
+            if run_id in elsewhere:
                 continue
             sev = (row.get("severity") or rule.severity).lower()
             if sev not in SEV_RANK or SEV_RANK[sev] > SEV_RANK[min_severity]:
@@ -452,10 +451,9 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
                 evidence_lines=[{"line_no": n} for n in _more_lines(row)],
                 values={k: _jsonable(v) for k, v in values.items()},
             ))
-        kept = len(result) - other_runs - below - sum(1 for r in result if r.get("run_id") in elsewhere)
         if silent is not None and elsewhere:
             silent.append((rule.id, _other_platform(rule, elsewhere)))
-        elif silent is not None and kept <= 0:
+        elif silent is not None and not (other_runs + below < len(result)):
             silent.append((rule.id, _why_no_finding(rule, len(result), other_runs, below, min_severity,
                                                     run_info, run_ids)))
     _attach_evidence(con, findings)
@@ -483,6 +481,15 @@ def _run_platforms(con) -> dict:
         return dict(con.execute("SELECT run_id, platform FROM runs WHERE platform IS NOT NULL").fetchall())
     except Exception:
         return {}
+
+
+def _other_platform_runs(rule: Rule, result: list[dict], platforms: dict) -> dict:
+    """Run id -> platform, for the result rows of runs on a platform ``rule`` does not apply to
+    (a run whose platform is unknown is read)."""
+    if not rule.platforms:
+        return {}
+    return {r.get("run_id"): platforms[r.get("run_id")] for r in result
+            if platforms.get(r.get("run_id")) not in (None, *rule.platforms)}
 
 
 def _other_platform(rule: Rule, elsewhere: dict) -> str:
