@@ -157,3 +157,18 @@ def test_platform_trust_order():
 ])
 def test_when_a_launch_marker_starts_a_run(rank, prev, proc, prev_proc, new):
     assert starts_run(rank, prev, proc, prev_proc) is new
+
+
+def test_platform_header_is_validated(tmp_path):
+    from logsleuth.analysis.rules import parse_rule
+    from logsleuth.errors import GrammarError
+
+    body = ("-- id: {id}\n-- severity: info\n-- title: Run {{run_id}}\n-- fix: x\n-- platform: {p}\n"
+            "SELECT 1 AS run_id, 1 AS line_no\n")
+    ok = tmp_path / "ok_rule.sql"
+    ok.write_text(body.format(id="ok_rule", p="CUDA, rocm"))
+    assert parse_rule(ok).platforms == ["cuda", "rocm"]
+    bad = tmp_path / "bad_rule.sql"
+    bad.write_text(body.format(id="bad_rule", p="cuda; drop"))
+    with pytest.raises(GrammarError, match="platform"):
+        parse_rule(bad)
