@@ -13,6 +13,8 @@ read such a run (analysis/rules.py ``platform`` header).
 """
 from __future__ import annotations
 
+import polars as pl
+
 from ..formats import grammar as gdata
 from .sql import run_set
 
@@ -27,7 +29,7 @@ def _markers(grammars) -> dict[str, list[str]]:
     return {name[len(_PREFIX):]: gdata.markers(grammars, name) for name in names}
 
 
-def _evidence(con, ids: list[int], grammars) -> dict[int, list[tuple]]:
+def _evidence(con, starts: dict[int, int], grammars) -> dict[int, list[tuple]]:
     """Run id -> [(platform, how, line_no, text)] (queries/derive/platform_evidence.sql)."""
     marks = {p: likes for p, likes in _markers(grammars).items() if likes}
     if not marks:
@@ -38,8 +40,10 @@ def _evidence(con, ids: list[int], grammars) -> dict[int, list[tuple]]:
         params += likes
     every = [like for likes in marks.values() for like in likes]
     out: dict[int, list[tuple]] = {}
+    frame = pl.DataFrame({"run_id": list(starts), "first_line": list(starts.values())},
+                         schema={"run_id": pl.Int64, "first_line": pl.Int64})
     for rid, platform, how, line_no, said in run_set(
-            con, "platform_evidence", runs=ids, params=params + every,
+            con, "platform_evidence", runs=list(starts), params=params + every, frames={"derive_starts": frame},
             fmt={"cases": " ".join(cases), "any": " OR ".join("raw LIKE ?" for _ in every)}):
         out.setdefault(rid, []).append((platform, how, line_no, said))
     return out
@@ -67,7 +71,7 @@ def decide(evidence: list[tuple], vendor: str | None, spell: dict[str, str]) -> 
 def run_platforms(con, rows: dict[int, dict], grammars) -> None:
     if not rows:
         return
-    found = _evidence(con, list(rows), grammars)
+    found = _evidence(con, {rid: r["first_line"] or 0 for rid, r in rows.items()}, grammars)
     spell = {k.lower(): v for k, v in gdata.aliases(grammars, "platform").items()}
     for rid, r in rows.items():
         r["platform"], r["platform_how"] = decide(found.get(rid, []), r.get("gpu_vendor"), spell)
