@@ -8,6 +8,8 @@ WITH t AS (
     AND coalesce(kind, '') NOT IN ('request_error', 'request_too_long', 'asgi_exception', 'exception_ignored',
                                    'health_check_failed', 'memory_leak')
     AND (exc_type IS NOT NULL OR regexp_matches(message, '^[A-Za-z_][\w.]*(?:Error|Exception)\b'))
+    -- an interrupt (SIGTERM, Ctrl-C) stopped the process: it did not die of it (derive/end_state.py)
+    AND regexp_replace(coalesce(exc_type, ''), '^.*\.', '') NOT IN ('KeyboardInterrupt', 'SystemExit', 'CancelledError')
   QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY line_no DESC) = 1
 ),
 progress AS (  -- the last line that shows the run went on

@@ -1,5 +1,6 @@
 -- id: cuda_graph_capture_oom
 -- severity: critical
+-- platform: cuda, rocm
 -- title: Run {run_id}: CUDA out of memory while capturing CUDA graphs{phase} — the server never became ready ({detail})
 -- fix: Graph buffers live outside the static KV pool: leave them room, capture fewer batch sizes, and with speculative decoding shrink the draft tree (num_steps 3, topk 1, draft_tokens 4).
 -- fix.sglang: Lower --mem-fraction-static and --cuda-graph-max-bs.

@@ -1,5 +1,6 @@
 -- id: custom_allreduce_disabled
 -- severity: warning
+-- platform: cuda, rocm
 -- title: Run {run_id}: custom all-reduce is off on TP{tp_size} ({reason}, {n_ranks} rank(s) warned) — every tensor-parallel all-reduce goes through NCCL
 -- fix: Tune NCCL for small latency-bound all-reduces (see nccl_untuned_pcie_tp: NCCL_PROTO=LL, NCCL_ALGO=Ring, NCCL_P2P_LEVEL=SYS, verified with nccl-tests all_reduce_perf at 4-64 KB); consider TP=2 with DP/PP instead of TP>2 on PCIe. If P2P failed, fix ACS/IOMMU first.
 -- fix.sglang: Try SGLang's opt-in PCIe custom all-reduce path (PR #32479, b12x backend).

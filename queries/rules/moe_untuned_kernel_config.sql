@@ -1,5 +1,6 @@
 -- id: moe_untuned_kernel_config
 -- severity: warning
+-- platform: cuda, rocm
 -- title: Run {run_id}: fused-MoE kernels run with default (untuned) tile configs for {n_shapes} shape(s){device} — {example}
 -- fix: Tune the fused-MoE Triton kernels for this GPU and expert shape and point the engine at the resulting JSON files.
 -- fix.sglang: Tune with benchmark/kernels/fused_moe_triton/tuning_fused_moe_triton.py and put the files in SGLang's fused_moe configs folder.

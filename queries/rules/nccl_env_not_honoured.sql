@@ -1,5 +1,6 @@
 -- id: nccl_env_not_honoured
 -- severity: warning
+-- platform: cuda, rocm
 -- title: Run {run_id}: {variable}={value} was set, but NCCL {what}
 -- fix: {advice}
 -- source: NCCL_DEBUG=INFO lines (NVIDIA/nccl src/misc/param.cc, graph/tuning.cc, transport/*.cc; README.md (Telemetry) section 5): `NCCL_ALGO|NCCL_PROTO set by environment to X` then, with NCCL_DEBUG_SUBSYS=TUNING, `...: N Bytes -> Algo A proto P`: an algorithm or protocol outside the list set (or inside a `^` exclusion list) means NCCL did not follow it (another library overrode the variable, or it is not valid for that collective). NCCL_P2P_DISABLE=1 / NCCL_SHM_DISABLE=1 / NCCL_IB_DISABLE=1 with channels via P2P / SHM / network IB contradict the variable. A NCCL_* variable in the environment the server log printed, while the run's NCCL output (at INFO) never says it was `set by environment`, was not seen by NCCL's process (set in the wrong process, or after NCCL initialised): info.

@@ -1,5 +1,6 @@
 -- id: nccl_transport_below_topology
 -- severity: warning
+-- platform: cuda, rocm
 -- title: Run {run_id}: NCCL moved data over {slow} on {n_slow} channel(s) {where}
 -- fix: Find why peer-to-peer is refused: PCIe ACS / IOMMU enabled (disable ACS in BIOS, iommu=pt), a container without IPC (--ipc=host), NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL set too low, CUDA_VISIBLE_DEVICES spanning sockets; confirm with `nvidia-smi topo -m` and nccl-tests all_reduce_perf. Within one node NET means neither P2P nor SHM worked.
 -- source: NCCL transports (NVIDIA/nccl src/transport/p2p.cc, shm.cc, net.cc; README.md (Telemetry) section 5): P2P (NVLink or PCIe peer access) is NCCL's first choice between GPUs of one node, SHM (through host memory) its fallback when P2P is unavailable or disabled, NET for other nodes. SHM or NET between GPUs that share NVLink (topology from an environment report, runs.gpu_interconnect nvlink/unified) loses most of the link's bandwidth: warning. NET with nNodes 1 (ranks on one node): warning. SHM beside P2P channels of the same run on a PCIe/unknown topology may be the topology itself (GPUs under different CPU sockets): info. docs/knowledge-base.md R29/R30 (fix ACS/IOMMU first).

@@ -1,5 +1,6 @@
 -- id: nccl_untuned_pcie_tp
 -- severity: warning
+-- platform: cuda, rocm
 -- title: Run {run_id}: TP{tp_size} on PCIe-only GPUs ({pcie_evidence}) with NCCL at its defaults — the launch environment ({env_seen}) sets none of NCCL_PROTO, NCCL_ALGO, NCCL_P2P_LEVEL{shm_note}
 -- fix: A/B the decode-latency NCCL settings: NCCL_P2P_LEVEL=SYS, NCCL_PROTO=LL (or LL128), NCCL_ALGO=Ring, exported before the server starts; verify with nccl-tests all_reduce_perf at 4-64 KB. If channels go via SHM, P2P is off: fix ACS/IOMMU (or the GeForce P2P limit) first.
 -- params: min_tp=4

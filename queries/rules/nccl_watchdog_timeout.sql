@@ -1,5 +1,6 @@
 -- id: nccl_watchdog_timeout
 -- severity: critical
+-- platform: cuda, rocm
 -- title: Run {run_id}: {what} — {meaning}
 -- fix: Early collectives (low SeqNum) that never finish mean broken GPU peer-to-peer: test with NCCL_P2P_DISABLE=1, disable ACS/IOMMU (or fix the VM's PCIe passthrough), rerun with NCCL_DEBUG=INFO. A late timeout means one rank stopped: find it (py-spy dump, the rank whose log stops first; long JIT compile, OOM, hang). A known-long compile is benign.
 -- fix.vllm: VLLM_RINGBUFFER_WARNING_INTERVAL only changes how often vLLM prints the shm-broadcast notice during such a compile.

@@ -1,5 +1,6 @@
 -- id: rocm_aiter_jit_build
 -- severity: warning
+-- platform: rocm
 -- title: Run {run_id}: {n_modules} aiter kernel module(s) were JIT-built for {build_s} s during start-up (slowest {slowest} at {slowest_s} s) — every fresh container pays this again
 -- fix: Bake the built modules into the image (run one warm-up in the Dockerfile, or keep aiter's jit/build folder on a persistent volume), use an image whose aiter ships prebuilt kernels for this GPU (gfx942 / gfx950), and raise start-up probe timeouts above the build time meanwhile.
 -- params: min_build_s=30

@@ -1,5 +1,6 @@
 -- id: sgl_cuda_graph_disabled
 -- severity: critical
+-- platform: cuda, rocm
 -- title: Run {run_id}: SGLang decodes without CUDA graphs ({how}); {n_eager} of {n_busy} busy decode lines show cuda graph: False
 -- fix: Drop --disable-cuda-graph. If it was added to dodge a capture OOM or crash, lower --cuda-graph-max-bs and/or --mem-fraction-static instead; if a backend forced it (torch_native attention), pick a graph-capable --attention-backend.
 -- params: min_eager_share=0.90

@@ -1,5 +1,6 @@
 -- id: sgl_decode_above_cuda_graph_bs
 -- severity: critical
+-- platform: cuda, rocm
 -- title: Run {run_id}: {how} — CUDA-graph ceiling cuda_graph_max_bs={ceiling}, max_running_requests={max_running}, peak #running-req {peak_running}
 -- fix: Raise --cuda-graph-max-bs to at least the expected peak running batch (or cap --max-running-requests to the ceiling); with DP attention / MTP size it for the padded per-rank batch; if capture then needs memory, trim --mem-fraction-static a little.
 -- params: warn_share=0.10, critical_share=0.50, config_ceiling_below=128

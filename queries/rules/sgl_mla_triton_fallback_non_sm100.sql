@@ -1,5 +1,6 @@
 -- id: sgl_mla_triton_fallback_non_sm100
 -- severity: warning
+-- platform: cuda
 -- title: Run {run_id}: {model_arch} (MLA) on {gpu_sm} {gpu_name} fell back to the '{backend}' attention backend ({how})
 -- fix: SGLang's default MLA backend logic only picks an optimized backend on SM100 (is_sm100_supported); on SM120 it falls to triton. Benchmark --attention-backend flashinfer (and any SM120-capable MLA backend) explicitly.
 -- source: docs/knowledge-base.md R21 (sglang server_args.py DeepSeek handler; sglang PR #15788, issue #5064; field report Kimi-K2.5 on 8x RTX PRO 6000)

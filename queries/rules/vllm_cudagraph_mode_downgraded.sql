@@ -1,5 +1,6 @@
 -- id: vllm_cudagraph_mode_downgraded
 -- severity: warning
+-- platform: cuda, rocm
 -- title: Run {run_id}: vLLM downgraded cudagraph_mode to {mode_to} ({why}) — decode with full CUDA graphs is off, attention runs outside the graph every step
 -- fix: Pick an attention backend that supports full CUDA graphs together with speculative decoding (FLASH_ATTN / FLASHINFER on recent vLLM; see the backend's "cudagraph support" in the vLLM docs), or measure whether speculative decoding still pays once the graphs are piecewise: at low acceptance it often does not.
 -- engine: vllm

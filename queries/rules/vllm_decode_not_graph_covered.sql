@@ -1,5 +1,6 @@
 -- id: vllm_decode_not_graph_covered
 -- severity: critical
+-- platform: cuda, rocm
 -- title: Run {run_id}: decode needs graphs up to {needed} tokens (max_num_seqs {max_num_seqs} x {tokens_per_seq} token(s) per step) but CUDA graphs stop at {ceiling}{how}
 -- fix: Set --max-cudagraph-capture-size (or explicit cudagraph_capture_sizes) to at least max_num_seqs x (1 + num_speculative_tokens), or lower --max-num-seqs to what the graphs cover; keep max_num_seqs on the capture grid (multiples of 8).
 -- params: warn_share=0.10

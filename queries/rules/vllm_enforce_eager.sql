@@ -1,5 +1,6 @@
 -- id: vllm_enforce_eager
 -- severity: critical
+-- platform: cuda, rocm
 -- title: Run {run_id}: vLLM runs in eager mode ({how}) — no CUDA graphs and no torch.compile fusion for decode
 -- fix: Remove --enforce-eager. If it was added because graph capture ran out of memory, lower --gpu-memory-utilization or restrict cudagraph_capture_sizes / --max-cudagraph-capture-size instead.
 -- source: docs/knowledge-base.md R03 — Project-MONAI/VLM-Surgical-Agent-Framework#5 (A6000 11.2 -> 45.9 tok/s once removed), flagos-ai/vllm-plugin-FL#396 (Phi-4-mini 6-10x slower), vllm issue #56892, ai-dynamo/dynamo PR #2109. Evidence: `Enforce eager set, disabling torch.compile and CUDAGraphs`, `Cudagraph is disabled under eager mode`, V0 `... enable CUDA graph. Since, enforce-eager is enabled`, or enforce_eager=True in the args. Pooling (embedding/classify) servers are skipped: they only prefill, where graphs matter little.

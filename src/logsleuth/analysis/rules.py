@@ -6,7 +6,9 @@ warning | info), ``title`` (``{placeholders}`` name result columns), ``fix`` (an
 engine-specific ``fix.sglang`` / ``fix.vllm``: a finding shows the common text plus the
 one for its run's engine, never the other engine's advice), optional
 ``params: name=value, ...`` (bound as DuckDB ``$name``), ``source:`` (where the threshold
-comes from) and ``requires: table.column, ...`` (the rule is silent, and says why under
+comes from) and ``platform: cuda, rocm`` (the rule only reads runs of these platforms, or of a platform the
+log does not tell: runs.platform; the others are left out and ``--verbose`` says so) and
+``requires: table.column, ...`` (the rule is silent, and says why under
 ``--verbose``, when the database has no value for them; ``table.column=a|b`` needs a row
 whose column is one of the values, e.g. ``events_other.kind=preemption``: the cheap
 existence checks of every rule are one query, and a rule whose events are absent is not
@@ -38,6 +40,8 @@ _REQUIRED = ("id", "severity", "title")
 #: engines a fix text may be specific to (``-- fix.sglang:``), and the names a run's engine has
 ENGINES = ("sglang", "vllm")
 _ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}
+#: a ``platform`` header item: a runs.platform name (derive/platform.py)
+_PLATFORM = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 @dataclass
@@ -53,6 +57,7 @@ class Rule:
     requires: list = field(default_factory=list)
     engine: str = ""
     fixes: dict = field(default_factory=dict)  # engine -> fix text for that engine's runs only
+    platforms: list = field(default_factory=list)  # runs.platform values it applies to ([]: all)
 
     def fix_for(self, engine: str | None) -> str:
         """The fix text a run of ``engine`` is shown: the common text plus its engine's own;
@@ -176,7 +181,16 @@ def parse_rule(path: Path, checked: "SelectOnlyCache | None" = None) -> Rule:
         raise GrammarError(f"{where}: engine '{engine}' is not one of {', '.join(ENGINES)}")
     return Rule(id=rid, severity=sev, title=header["title"], fix=header.get("fix", ""), sql=sql, path=str(path),
                 params=params, source=header.get("source", ""), requires=requires,
-                engine=engine, fixes=fixes)
+                engine=engine, fixes=fixes, platforms=_parse_platforms(where, header.get("platform", "")))
+
+
+def _parse_platforms(where: str, text: str) -> list[str]:
+    """The platforms of a ``-- platform: cuda, rocm`` header (runs.platform names)."""
+    out = [p.strip().lower() for p in text.split(",") if p.strip()]
+    for p in out:
+        if not _PLATFORM.match(p):
+            raise GrammarError(f"{where}: platform '{p}' is not a platform name (cuda, rocm, mlx, cpu, ...)")
+    return out
 
 
 def rule_dirs(extra: list[str] | None = None) -> list[Path]:
@@ -404,6 +418,7 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
     findings: list[Finding] = []
     names = dict(con.execute("SELECT source_id, name FROM sources").fetchall())
     run_info = {r[0]: (r[1], r[2]) for r in con.execute("SELECT run_id, source_id, engine FROM runs").fetchall()}
+    platforms = _run_platforms(con)
     runnable = _runnable(con, rules, run_info, run_ids, silent)
     for rule, (columns, result) in zip(runnable, _run_all(con, runnable)):
         if columns is None:  # a requirement on a view, checked by the rule's worker, is absent
@@ -414,10 +429,13 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
             if columns and col not in columns:
                 raise QueryError(f"rule {rule.id}: result lacks the column '{col}'")
         other_runs = below = 0
+        elsewhere = _other_platform_runs(rule, result, platforms)
         for row in result:
             run_id = row.get("run_id")
             if run_ids is not None and run_id not in run_ids:
                 other_runs += 1
+                continue
+            if run_id in elsewhere:
                 continue
             sev = (row.get("severity") or rule.severity).lower()
             if sev not in SEV_RANK or SEV_RANK[sev] > SEV_RANK[min_severity]:
@@ -433,7 +451,9 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
                 evidence_lines=[{"line_no": n} for n in _more_lines(row)],
                 values={k: _jsonable(v) for k, v in values.items()},
             ))
-        if silent is not None and not (other_runs + below < len(result)):
+        if silent is not None and elsewhere:
+            silent.append((rule.id, _other_platform(rule, elsewhere)))
+        elif silent is not None and not (other_runs + below < len(result)):
             silent.append((rule.id, _why_no_finding(rule, len(result), other_runs, below, min_severity,
                                                     run_info, run_ids)))
     _attach_evidence(con, findings)
@@ -452,6 +472,30 @@ def _more_lines(row: dict) -> list[int]:
             seen.add(n)
             out.append(n)
     return out[:5]
+
+
+def _run_platforms(con) -> dict:
+    """Run id -> its platform, for the runs whose log tells it (a database written before
+    runs.platform existed tells none)."""
+    try:
+        return dict(con.execute("SELECT run_id, platform FROM runs WHERE platform IS NOT NULL").fetchall())
+    except Exception:
+        return {}
+
+
+def _other_platform_runs(rule: Rule, result: list[dict], platforms: dict) -> dict:
+    """Run id -> platform, for the result rows of runs on a platform ``rule`` does not apply to
+    (a run whose platform is unknown is read)."""
+    if not rule.platforms:
+        return {}
+    return {r.get("run_id"): platforms[r.get("run_id")] for r in result
+            if platforms.get(r.get("run_id")) not in (None, *rule.platforms)}
+
+
+def _other_platform(rule: Rule, elsewhere: dict) -> str:
+    """Why findings of ``rule`` were left out: their runs are on a platform it does not apply to."""
+    runs = ", ".join(f"run {rid} on {p}" for rid, p in sorted(elsewhere.items())[:5])
+    return f"applies to {'/'.join(rule.platforms)} runs only: silent for {runs}"
 
 
 def _engines_of(run_info: dict, run_ids) -> set:

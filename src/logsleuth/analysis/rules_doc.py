@@ -38,6 +38,7 @@ def render_markdown(rules: list[Rule]) -> str:
     for r in ordered:
         out += ["", f"## {r.id}", "", f"*{r.severity}*"
                 + (f", {_ENGINE_NAMES.get(r.engine, r.engine)} runs only" if r.engine else "")
+                + (f", {'/'.join(r.platforms)} platforms only" if r.platforms else "")
                 + f" — `queries/rules/{Path(r.path).name}`", "", f"**Finding:** {r.title}", ""]
         if r.fix:
             out.append(f"**Fix:** {r.fix}")

@@ -8,8 +8,9 @@ earlier launch), mines templates for unclaimed lines, normalises speculative met
 (derive/spec.py), marks the primary rank of stats lines (one per scheduler: per DP rank, the
 lowest TP rank), stores environment-report facts, and writes one ``runs`` row per run:
 identity (derive/identity.py: model, served name, canonical model key, printed version,
-parallel layout), configuration, startup phase times, GPU context (derive/hardware.py) and how
-the run ended with its one root cause (derive/end_state.py). A run starts where the server
+parallel layout), configuration, startup phase times, GPU context (derive/hardware.py), the
+platform (derive/platform.py) and how the run ended with its one root cause, whether it served
+or ran offline, and the start-up phase an unready run ended in (derive/end_state.py). A run starts where the server
 process starts: lines before the first launch (a CI job's preamble) stay attached to the first
 run as its context, but its ``first_line`` is the launch.
 
@@ -37,6 +38,7 @@ from .end_state import derive_end_states
 from .rollup import build_rollup
 from .hardware import gpu_contexts, refresh_gpu_for_directory, store_env_report
 from .identity import model_identity
+from .platform import run_platforms
 from .spec import normalise_specs, spec_config
 from .sql import near, run_set
 
@@ -346,9 +348,11 @@ def _derive_logs(con, items, lines, out) -> None:
     shutdowns = {rid: min((e[0] for e in facts.ev(rid, "shutdown")), default=None) for rid in ids}
     ends = {rid: {"ready_line": r["ready_line"], "last_line": r["last_line"], "engine": r["engine"],
                   "n_lines": counts[rid]} for rid, r in rows.items()}
-    derive_end_states(con, ends, shutdowns, gdata.markers(grammars, "kill"))
+    for rid in ids:
+        ends[rid]["run_id"] = rid
+    derive_end_states(con, ends, shutdowns, gdata.markers(grammars, "kill"), gdata.markers(grammars, "interrupt"))
     for rid, r in rows.items():
-        r.update({k: ends[rid][k] for k in ("end_state", "end_line", "end_reason")})
+        r.update({k: ends[rid][k] for k in ("end_state", "end_line", "end_reason", "mode", "end_phase")})
     # speculative metrics of the runs that have any (the statements cost as much without)
     normalise_specs(con, {rid: r for rid, r in rows.items()
                           if facts.facts.get(rid, _RunFacts()).accepts or facts.facts.get(rid, _RunFacts()).spec_rows})
@@ -357,8 +361,27 @@ def _derive_logs(con, items, lines, out) -> None:
                 if (owner[rid].opts.gpu, tuple(getattr(owner[rid].opts, "env_files", ()) or ())) == (explicit, env_files)]
         for rid, fields in gpu_contexts(con, runs, explicit, env_files).items():
             rows[rid].update(fields)
+    run_platforms(con, rows, grammars)  # after the GPU context: the vendor is evidence too
+    _deployments(rows)
     _insert_runs(con, list(rows.values()))
     run_set(con, "decode_primary", sources=[it.source_id for it in items])
+
+
+def _deployments(rows: dict[int, dict]) -> None:
+    """``deployment`` of each run: runs of one source whose line ranges overlap (their lines
+    interleave: processes launched side by side, each its own run) form one deployment, named by
+    the id of its first run; a run alone is a deployment of its own."""
+    by_source: dict[int, list[dict]] = {}
+    for r in rows.values():
+        by_source.setdefault(r["source_id"], []).append(r)
+    for runs in by_source.values():
+        runs.sort(key=lambda r: (r["first_line"] or 0, r["run_id"]))
+        head, reach = None, -1
+        for r in runs:
+            if head is None or (r["first_line"] or 0) > reach:  # starts after the group's last line
+                head, reach = r["run_id"], -1
+            r["deployment"] = head
+            reach = max(reach, r["last_line"] or 0)
 
 
 def _identity(con, rows, facts: _Facts, owner, eras) -> None:

@@ -352,14 +352,17 @@ def _switches(sub: pl.DataFrame, ctx, grammars) -> set:
 
 def _launch_rank(sub: pl.DataFrame, ctx) -> pl.DataFrame:
     """The launch markers of ``sub`` with their rank and whether each starts a run
-    (normalize.assign_runs: a lower rank, or a second rank-0 marker)."""
-    m = sub.filter(pl.col("pattern").is_in(list(ctx.launch_rank))).select("_file", "line_no", "pid", "pattern")
+    (normalize.starts_run: a lower rank, a second rank-0 marker, or the same rank again from the
+    same process)."""
+    proc = pl.col("proc") if "proc" in sub.columns else pl.lit(None, dtype=pl.Utf8)
+    m = sub.filter(pl.col("pattern").is_in(list(ctx.launch_rank))).select("_file", "line_no", "pid", "pattern",
+                                                                           proc.alias("_proc"))
     rank = pl.col("pattern").replace_strict(ctx.launch_rank, return_dtype=pl.Int64) if ctx.launch_rank \
         else pl.lit(None, dtype=pl.Int64)  # (an empty mapping would keep the strings)
     m = m.with_columns(rank.alias("_rank"))
-    prev = pl.col("_rank").shift(1).over("_file")
-    return m.with_columns((prev.is_null() | (pl.col("_rank") < prev) | ((pl.col("_rank") == prev) & (prev == 0)))
-                          .alias("_new"))
+    prev, prev_proc = pl.col("_rank").shift(1).over("_file"), pl.col("_proc").shift(1).over("_file")
+    same_step = (pl.col("_rank") == prev) & ((prev == 0) | pl.col("_proc").eq_missing(prev_proc))
+    return m.with_columns((prev.is_null() | (pl.col("_rank") < prev) | same_step).alias("_new"))
 
 
 def _launches(sub: pl.DataFrame, ctx) -> set:

@@ -8,7 +8,7 @@ Contract:
   each December->January rollover. ``TimeState.basis`` says which was used.
 * ``RunState``/``assign_runs`` give each line a provisional run ordinal from launch markers
   (patterns with ``launch = N``): a marker starts a new run unless it continues the launch
-  sequence of the current one (banner 0 -> args 1 -> engine config 2). Only markers are
+  sequence of the current one (banner 0 -> args 1 -> engine config 2; ``starts_run``). Only markers are
   visited in Python; lines get their ordinal by an as-of join.
 Redaction lives in ``ingest/redact.py``.
 """
@@ -96,6 +96,7 @@ class RunState:
     base_run_id: int
     ordinal: int = 0  # 0 = lines before the first launch marker
     prev_rank: int | None = None
+    prev_proc: str | None = None  # process tag (without pid) of the last launch marker
     starts: list = field(default_factory=list)  # (ordinal, line_no)
     pid_starts: list = field(default_factory=list)  # (pid, line_no, ordinal) of Ray-tagged launches
     mv_tail_from: int | None = None  # first line of the pre-launch streak that ended the last chunk
@@ -112,6 +113,17 @@ class RunState:
             self.run_ids.append(self.base_run_id if len(self.run_ids) < 2
                                 else max(self.run_ids[-1] + 1, self.floor))
         return self.run_ids[ordinal]
+
+
+def starts_run(rank: int, prev_rank: int | None, proc: str | None, prev_proc: str | None) -> bool:
+    """Whether a launch marker of ``rank`` starts a new run after one of ``prev_rank``: the first
+    marker, a step back in the launch sequence (banner 0 -> args 1 -> engine config 2), a
+    second banner, or the same step again from the same process (offline runs print no banner:
+    twelve ``benchmark_latency`` runs in a file are twelve engine configs in a row; the config of
+    each data-parallel engine comes from a process of its own, ``EngineCore_DP1``)."""
+    if prev_rank is None or rank < prev_rank:
+        return True
+    return rank == prev_rank and (rank == 0 or proc == prev_proc)
 
 
 def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState,
@@ -134,12 +146,14 @@ def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState,
     if f.height:
         st.mv_tail_from = f["_smin"][-1] if f["_mv"][-1] else None
     f = f.drop("_smin")
-    markers = f.filter(pl.col("pattern").is_in(list(launch_rank))).select("line_no", "pattern", "_from", "pid")
+    proc = pl.col("proc") if "proc" in f.columns else pl.lit(None, dtype=pl.Utf8)
+    markers = f.filter(pl.col("pattern").is_in(list(launch_rank))).select("line_no", "pattern", "_from", "pid",
+                                                                           proc.alias("_proc"))
     f = f.drop("_mv", "_streak", "_from")
     new_starts = []
-    for line_no, pattern, from_line, pid in markers.iter_rows():  # markers only: a handful per launch
+    for line_no, pattern, from_line, pid, proc_name in markers.iter_rows():  # markers only: a handful per launch
         rank = launch_rank[pattern]
-        if st.prev_rank is None or rank < st.prev_rank or (rank == st.prev_rank and rank == 0):
+        if starts_run(rank, st.prev_rank, proc_name, st.prev_proc):
             st.ordinal += 1
             start = line_no if from_line is None or not st.starts else max(int(from_line), st.starts[-1][1] + 1)
             if not st.starts:
@@ -148,7 +162,7 @@ def assign_runs(f: pl.DataFrame, launch_rank: dict[str, int], st: RunState,
             new_starts.append((start, st.ordinal))
             if pid is not None:
                 st.pid_starts.append((int(pid), line_no, st.ordinal))
-        st.prev_rank = rank
+        st.prev_rank, st.prev_proc = rank, proc_name
     first_ordinal = st.ordinal - len(new_starts)
     if new_starts:
         starts = pl.DataFrame(new_starts, schema={"line_no": pl.Int64, "_ord": pl.Int64}, orient="row")
