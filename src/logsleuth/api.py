@@ -414,3 +414,13 @@ def fleet_summary(con, **options):
 
     return _fleet_summary(con, **options)
 
+
+
+# --------------------------------------------------------------------------- lnav
+
+def export_lnav_formats(folder: str | Path) -> list[Path]:
+    """Write one lnav format file per engine, generated from the grammars, into ``folder``;
+    the paths written (see ``logsleuth.formats.lnav``)."""
+    from .formats.lnav import write_lnav_formats
+
+    return write_lnav_formats(folder)

@@ -380,6 +380,7 @@ def formats_list(grammar_dir: List[str] = typer.Option(None, "--grammar-dir", he
 from .watch import register as _register_watch; _register_watch(app)  # noqa: E402,E702 (cli/watch.py)
 from .scrape import register as _register_scrape; _register_scrape(app)  # noqa: E402,E702 (cli/scrape.py)
 from .fleet import register as _register_fleet; _register_fleet(app)  # noqa: E402,E702 (cli/fleet.py)
+from .lnav import register as _register_lnav; _register_lnav(formats_app)  # noqa: E402,E702 (cli/lnav.py)
 
 
 def _is_click(exc: BaseException, name: str) -> bool:
