@@ -29,4 +29,4 @@ def register(formats_app: typer.Typer) -> None:
         for path in written:
             sys.stdout.write(f"{path}\n")
         sys.stderr.write("install with: " + " && ".join(f"lnav -i {p}" for p in written)
-                         + "  (then: lnav server.log; SQL: ;SELECT gen_tok_s FROM sglang_log)\n")
+                         + "  (then: lnav server.log; docs/lnav.md has SQL examples)\n")
