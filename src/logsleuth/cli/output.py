@@ -285,8 +285,8 @@ def _ingest_line(res) -> str:
         return f"{path}: skipped (source {res.source_id}, unchanged)"
     what = markup_safe(f"{res.kind} ({res.engine})" if res.engine and res.engine != res.kind else str(res.kind or ""))
     runs = len(res.run_ids)
-    return (f"{path}: {res.status}" + (f", {what}" if what else "") + f", {res.n_lines:,} lines, "
-            f"{runs} run{'' if runs == 1 else 's'}")
+    return (f"{path}: {res.status}" + (f", {what}" if what else "") + f", {res.n_lines:,} line"
+            f"{'' if res.n_lines == 1 else 's'}, {runs} run{'' if runs == 1 else 's'}")
 
 
 def _counts(values) -> str:
