@@ -1,6 +1,7 @@
 -- id: chunked_prefill_misfit
 -- severity: info
 -- title: Run {run_id}: {detail} — small prefill chunks trade TTFT and throughput for inter-token latency
+-- advice: chunked_prefill_size=raise, max_num_batched_tokens=raise
 -- fix: For throughput/TTFT raise the prefill chunk if memory allows; keep it small only for a strict ITL SLO or to avoid prefill OOM.
 -- fix.sglang: Raise --chunked-prefill-size to 8192/16384; if it was kept small to avoid a prefill OOM, relieve --mem-fraction-static pressure instead where possible.
 -- fix.vllm: Raise --max-num-batched-tokens above 8192; if it was kept small to avoid a prefill OOM, leave more headroom with a lower --gpu-memory-utilization instead where possible.

@@ -2,6 +2,7 @@
 -- severity: critical
 -- platform: cuda, rocm
 -- title: Run {run_id}: CUDA out of memory while capturing CUDA graphs{phase} — the server never became ready ({detail})
+-- advice: mem_fraction_static=lower, gpu_memory_utilization=lower, cuda_graph_max_bs=lower
 -- fix: Graph buffers live outside the static KV pool: leave them room, capture fewer batch sizes, and with speculative decoding shrink the draft tree (num_steps 3, topk 1, draft_tokens 4).
 -- fix.sglang: Lower --mem-fraction-static and --cuda-graph-max-bs.
 -- fix.vllm: Lower --gpu-memory-utilization and the capture sizes (--max-cudagraph-capture-size / cudagraph_capture_sizes).

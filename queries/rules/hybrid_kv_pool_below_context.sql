@@ -1,6 +1,7 @@
 -- id: hybrid_kv_pool_below_context
 -- severity: warning
 -- title: Run {run_id}: the full-attention KV pool of this hybrid model holds {kv_tokens} tokens, below the context length {context_len} ({ratio}x) — one long request fills it and everything else waits or is preempted
+-- advice: context_length=lower, max_model_len=lower
 -- fix: Lower the context length to what requests need, give the KV cache more memory (fewer CUDA-graph sizes), store it in FP8, or add TP. On hybrid models the Mamba / linear-attention state takes a fixed share of memory first, so the full-attention pool is smaller than for a dense model of the same size.
 -- fix.sglang: Context: --context-length; memory: --mem-fraction-static.
 -- fix.vllm: Context: --max-model-len; memory: --gpu-memory-utilization.

@@ -1,6 +1,7 @@
 -- id: request_exceeds_context
 -- severity: warning
 -- title: Run {run_id}: {n_rejected} request(s) rejected for exceeding the context (e.g. {requested} tokens > {limit}){http}
+-- advice: context_length=raise, max_model_len=raise
 -- fix: Raise the context limit if the KV cache allows it, or truncate prompts client-side. Benchmarks count these as failures.
 -- fix.sglang: Raise --context-length (see sgl_kv_capacity_vs_context) or enable --allow-auto-truncate.
 -- fix.vllm: Raise --max-model-len (see vllm_kv_too_small_for_max_model_len).

@@ -1,6 +1,7 @@
 -- id: running_pinned_at_cap
 -- severity: warning
 -- title: Run {run_id}: running requests sat at the admission cap {cap} ({cap_name}) on {n_pinned} stats lines over {span_s} s while up to {max_queue} requests waited and KV usage was only ~{kv_pct} % — the cap, not memory, limits the batch
+-- advice: max_running_requests=raise, max_num_seqs=raise
 -- fix: Raise the cap on running requests, keeping it within the CUDA-graph ceiling.
 -- fix.sglang: Raise --max-running-requests within --cuda-graph-max-bs (see sgl_decode_above_cuda_graph_bs).
 -- fix.vllm: Raise --max-num-seqs within the max capture size (see vllm_decode_not_graph_covered).

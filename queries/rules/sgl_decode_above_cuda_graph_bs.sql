@@ -2,6 +2,7 @@
 -- severity: critical
 -- platform: cuda, rocm
 -- title: Run {run_id}: {how} — CUDA-graph ceiling cuda_graph_max_bs={ceiling}, max_running_requests={max_running}, peak #running-req {peak_running}
+-- advice: cuda_graph_max_bs=raise
 -- fix: Raise --cuda-graph-max-bs to at least the expected peak running batch (or cap --max-running-requests to the ceiling); with DP attention / MTP size it for the padded per-rank batch; if capture then needs memory, trim --mem-fraction-static a little.
 -- params: warn_share=0.10, critical_share=0.50, config_ceiling_below=128
 -- source: docs/knowledge-base.md R01 — sglang issue #33483 (median running batch 67 with ceiling 32 vs 23 with 128, "absorbing state"), PR #33900, PR #40346 (RTX 5090 TPOT 5.4 -> 2.6 ms once the ceiling was raised), PR #21005; log example mit-han-lab/fastrl PR #4. Share of busy decode lines (primary rank, #running-req > 0) that run above the ceiling without a graph: >=10 % warning, >=50 % critical; the config-only form (max_running_requests > a small ceiling, nothing observed above it) is info.

@@ -1,6 +1,7 @@
 -- id: sgl_kv_pool_full_retract
 -- severity: warning
 -- title: Run {run_id}: KV cache pool full — {n_rounds} retraction round(s) ({n_reqs} requests retracted) over {span_s} s, up to {max_per_min} in one minute{pressure}
+-- advice: schedule_conservativeness=raise, max_running_requests=lower
 -- fix: Retracted requests are re-prefilled later. Make admission more conservative (--schedule-conservativeness 1.3), lower --max-running-requests, raise --mem-fraction-static if available_gpu_mem allows, use an FP8 KV cache or more TP.
 -- params: max_per_minute=1, critical_rounds=10, critical_span_s=30
 -- source: docs/knowledge-base.md R06 — SGLang hyperparameter tuning docs (an occasional retraction, about once a minute, is acceptable), sglang issue #26248 (decode throughput ~429 -> 20-38 tok/s after retraction, never recovered), issue #4184. Counts one round per retraction on the lowest TP rank of each DP rank (every rank prints it). Silent when at most one round in any minute; critical when sustained (>=10 rounds spread over >=30 s).

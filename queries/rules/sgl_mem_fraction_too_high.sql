@@ -5,6 +5,7 @@
 -- params: min_headroom_gb=3
 -- source: docs/knowledge-base.md R09 — SGLang hyperparameter tuning docs (mem-fraction-static too high leaves no room for activations and CUDA graph buffers), sglang PR #23181. Warning when the start-up summary reports available_gpu_mem < 3 GB; critical when a CUDA out-of-memory error follows after the server was ready.
 -- engine: sglang
+-- advice: mem_fraction_static=lower
 WITH avail AS (
   SELECT run_id, min(line_no) AS line_no,
          min(TRY_CAST(json_extract_string(attrs, '$.available_gpu_mem_gb') AS DOUBLE)) AS avail_gb

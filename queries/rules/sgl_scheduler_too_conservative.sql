@@ -1,6 +1,7 @@
 -- id: sgl_scheduler_too_conservative
 -- severity: info
 -- title: Run {run_id}: requests wait (#queue-req up to {max_queue}) on {n_lines} decode lines over {span_s} s while token usage stays at {median_usage} (< {kv_full}) and #running-req ({median_running}) is below the cap — admission reserves KV that requests never use
+-- advice: schedule_conservativeness=lower
 -- fix: Lower --schedule-conservativeness (e.g. 0.3) so the scheduler admits more requests, or send realistic max_tokens (admission reserves max_new_tokens per request).
 -- params: kv_full=0.9, min_lines=5, min_span_s=30, min_share=0.8
 -- source: docs/knowledge-base.md R07 — SGLang hyperparameter tuning docs (token usage < 0.9 with a waiting queue means the scheduler is too conservative). Busy decode lines of the primary rank with #queue-req > 0 and #running-req below max_running_requests; >=80 % of them below 0.9 token usage, sustained >=30 s, and no retraction in the run (retraction means the opposite problem).

@@ -1,6 +1,7 @@
 -- id: startup_free_memory_below_utilization
 -- severity: critical
 -- title: Run {run_id} failed to start: only {free_gib} of {total_gib} GiB was free on the GPU, less than gpu_memory_utilization {util} asks for ({desired_gib} GiB) — about {used_gib} GiB is held by something else
+-- advice: gpu_memory_utilization=lower
 -- fix: Free the GPU (an earlier vLLM instance or another process still holds memory — check nvidia-smi) or lower --gpu-memory-utilization to at most {max_util} so the budget fits in the free memory.
 -- source: docs/knowledge-base.md §2 start-up failure causes (KV/memory family, R08/R11 neighbours); parsers/vllm.toml §10: `ValueError: Free memory on device (F/T GiB) on startup is less than desired GPU memory utilization (U, D GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.` (V1 >= 0.9; >= 0.14 `on device cuda:0 (...)`). Real: vllm__mrpid12org__imageworks__nohup.out.
 -- engine: vllm

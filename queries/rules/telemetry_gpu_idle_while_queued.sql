@@ -1,6 +1,7 @@
 -- id: telemetry_gpu_idle_while_queued
 -- severity: warning
 -- title: Run {run_id}: GPU {gpu_index} busy only {util_pct} % on average in {n_samples} samples while {max_waiting} request(s) waited
+-- advice: max_running_requests=raise, max_num_seqs=raise, schedule_conservativeness=lower
 -- fix: The GPU waits for the host, not the other way round: the scheduler or an admission cap holds requests back. Look at running_pinned_at_cap / queue_saturation; check the CPU (tokenizer, detokenizer, Python GIL) and the host-to-device path.
 -- fix.sglang: Raise --max-running-requests, lower --schedule-conservativeness (see sgl_scheduler_too_conservative).
 -- fix.vllm: Raise --max-num-seqs or --max-num-batched-tokens.

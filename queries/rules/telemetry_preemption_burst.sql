@@ -1,6 +1,7 @@
 -- id: telemetry_preemption_burst
 -- severity: warning
 -- title: Run {run_id}: {n_preempt} {what} within {interval_s} s ({per_min} per minute) at {ts}
+-- advice: mem_fraction_static=raise, gpu_memory_utilization=raise, max_running_requests=lower, max_num_seqs=lower, schedule_conservativeness=raise
 -- fix: Bursts of preemption or retraction recompute requests from scratch: latency spikes mid-stream. Give the KV cache more room (FP8 KV cache, more TP) or admit fewer requests.
 -- fix.sglang: Raise --mem-fraction-static, lower --max-running-requests, or set --schedule-conservativeness above 1.
 -- fix.vllm: Raise --gpu-memory-utilization or lower --max-num-seqs.

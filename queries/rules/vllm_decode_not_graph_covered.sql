@@ -2,6 +2,7 @@
 -- severity: critical
 -- platform: cuda, rocm
 -- title: Run {run_id}: decode needs graphs up to {needed} tokens (max_num_seqs {max_num_seqs} x {tokens_per_seq} token(s) per step) but CUDA graphs stop at {ceiling}{how}
+-- advice: max_cudagraph_capture_size=raise
 -- fix: Set --max-cudagraph-capture-size (or explicit cudagraph_capture_sizes) to at least max_num_seqs x (1 + num_speculative_tokens), or lower --max-num-seqs to what the graphs cover; keep max_num_seqs on the capture grid (multiples of 8).
 -- params: warn_share=0.10
 -- source: docs/knowledge-base.md R04 — vllm issue #54933 (6 seqs x 7 tokens = 42 with the list ending at 40: 25.3 -> 133.3 tok/s, TTFT 26 s -> 0.84 s once 42 was captured), PRs #37865, #57355, #40734, #51509; tonyd2wild/DeepSeek-v4-Flash... PR #5 (community). Ceiling = `Truncating max_cudagraph_capture_size to N`, else max_cudagraph_capture_size / the largest cudagraph_capture_sizes entry of the engine config. Critical when >=10 % of busy stats lines run above it, warning when only the configuration shows the gap.

@@ -1,6 +1,7 @@
 -- id: vllm_kv_too_small_for_max_model_len
 -- severity: critical
 -- title: Run {run_id} failed to start: one request at max_model_len {max_len} needs {need} of KV cache but only {avail} is available — it fits about {est_len} tokens
+-- advice: max_model_len=lower
 -- fix: Set --max-model-len to at most {est_len} (the default is the model's advertised context — set what you need), or raise --gpu-memory-utilization, use an FP8 KV cache (--kv-cache-dtype fp8), or add GPUs (TP/PP).
 -- source: docs/knowledge-base.md R11 — vllm issue #10517; vllm/v1/core/kv_cache_utils.py (`To serve at least one request with the model's max seq len (X), (Y GiB KV cache is needed, which is larger than the available KV cache memory (Z GiB). Based on the available memory, the estimated maximum model length is W`); V0 `The model's max seq len (X) is larger than the maximum number of tokens that can be stored in KV cache (Y)`. This is also the start-up failure cause "KV cache too small".
 -- engine: vllm

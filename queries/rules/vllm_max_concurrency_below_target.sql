@@ -1,6 +1,7 @@
 -- id: vllm_max_concurrency_below_target
 -- severity: warning
 -- title: Run {run_id}: the KV cache holds {kv_tokens} tokens = {max_conc}x requests at {per_req} tokens, and the offered load ({demand} running+waiting) did not fit: about {cap_est} requests of this traffic fit ({evidence})
+-- advice: max_model_len=lower
 -- fix: Shrink --max-model-len to what requests need, use an FP8 KV cache, give vLLM more memory (--gpu-memory-utilization) or more GPUs (TP), or lower the target concurrency; expect preemption (vllm_preemption) and queueing otherwise.
 -- params: kv_full=0.9
 -- source: docs/knowledge-base.md R12 — vllm PR #12569, PR #13596, issues #8031, #54662. `Maximum concurrency for L tokens per request: X.XXx` is the worst case (every request at max_model_len); real capacity ~ KV tokens / tokens per request, estimated from the stats lines as Running / GPU KV cache usage. Fires only when demand (peak Running + Waiting) exceeds X and the KV cache really limited it: estimated capacity below demand, preemptions, or usage >= 90 % with requests waiting. Silent for idle servers and worst-case-only gaps.

@@ -1,6 +1,7 @@
 -- id: vllm_preemption
 -- severity: warning
 -- title: Run {run_id}: {n_preempt} request preemption(s) for lack of KV cache ({how}){context}
+-- advice: gpu_memory_utilization=raise, max_num_seqs=lower
 -- fix: Preempted requests are recomputed from scratch (latency spikes, stalls mid-stream). Give the KV cache more room: raise --gpu-memory-utilization, lower --max-num-seqs / --max-num-batched-tokens, shorten --max-model-len, use an FP8 KV cache, or add TP/PP.
 -- params: critical_per_min=5, critical_count=20
 -- source: docs/knowledge-base.md R10 — vLLM optimization docs (docs.vllm.ai configuration/optimization, "Preemption"). V0: `Sequence group ... is preempted by PreemptionMode.RECOMPUTE ... total_num_cumulative_preemption=N` (logged every 50th preemption, so N is the cumulative count); V1: the `Preemptions: N` field of the periodic stats line (per interval, printed only when > 0). Critical when frequent: >=20 preemptions at >=5 per minute of the stats window.

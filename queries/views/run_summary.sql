@@ -16,6 +16,8 @@
 --   per_position      = per-position acceptance rates (vLLM V1), weighted by verify steps
 SELECT
   r.run_id, r.source_id, s.name AS source_name, r.label, r.engine, r.engine_version, r.format_era,
+  -- the exact version when the log prints one, the era otherwise (as `logsleuth runs` shows it)
+  coalesce(r.engine_version, 'era ' || r.format_era) AS version,
   r.model, r.served_model_name, r.model_key, r.model_arch, r.tp_size, r.dp_size, r.parallel_source,
   r.attention_backend, r.spec_method, r.spec_kind, r.num_spec_tokens AS spec_k, r.num_spec_tokens,
   r.cuda_graph, r.kv_cache_tokens, r.weight_load_s, r.cuda_graph_capture_s, r.time_to_ready_s,

@@ -247,14 +247,17 @@ class RunView:
     phases: dict  # startup phases (analysis.timeline.startup_phases)
     milestones: "pl.DataFrame"
     config: "pl.DataFrame"
+    all_settings: bool = False  # config holds every setting, not only those that differ from the defaults
 
     def as_dict(self) -> dict:
         return {"summary": self.summary, "throughput_tok_s": self.throughput, "startup_phases": self.phases,
                 "milestones": self.milestones.to_dicts(), "config": self.config.to_dicts()}
 
 
-def show_runs(con, selectors: Selectors, *, limit: int = 400) -> list[RunView]:
-    """Everything ``show`` prints, for each selected run."""
+def show_runs(con, selectors: Selectors, *, limit: int = 400, all_settings: bool = False) -> list[RunView]:
+    """Everything ``show`` prints, for each selected run: its settings that differ from the
+    engine's defaults (``parsers/config_defaults.toml``), or every one with ``all_settings``."""
+    from .analysis.config_defaults import default_pairs
     from .analysis.timeline import startup_phases
 
     ids = resolve_runs(con, selectors)
@@ -266,7 +269,9 @@ def show_runs(con, selectors: Selectors, *, limit: int = 400) -> list[RunView]:
         out.append(RunView(
             summary=row, throughput=gen, phases=phases.get(rid) or {},
             milestones=queries.frame(con, "run_milestones", {"run_id": rid, "limit": 40}),
-            config=queries.frame(con, "run_config", {"run_id": rid, "limit": limit})))
+            config=queries.frame(con, "run_config", {"run_id": rid, "limit": limit, "all": all_settings,
+                                                     "defaults": default_pairs(row.get("engine"))}),
+            all_settings=all_settings))
     return out
 
 
@@ -440,3 +445,13 @@ def fleet_summary(con, **options):
 
     return _fleet_summary(con, **options)
 
+
+
+# --------------------------------------------------------------------------- lnav
+
+def export_lnav_formats(folder: str | Path) -> list[Path]:
+    """Write one lnav format file per engine, generated from the grammars, into ``folder``;
+    the paths written (see ``logsleuth.formats.lnav``)."""
+    from .formats.lnav import write_lnav_formats
+
+    return write_lnav_formats(folder)

@@ -75,7 +75,10 @@ def test_plain_coercion_equals_typers_for_every_parameter():
         typers = build_runtime_param(param.type_descriptor)
         for value in _samples(param.type_descriptor.annotation):
             ours, theirs = _outcome(runtime, value, param, ctx), _outcome(typers, value, param, ctx)
-            assert ours == theirs, f"{path} {param.name} {value!r}"
+            if theirs[0] == "error" and "is not one of" in theirs[1]:  # a word that is no choice: our wording
+                assert ours[0] == "error" and "Value error" not in ours[1] and "is not one of" in ours[1], ours
+            else:
+                assert ours == theirs, f"{path} {param.name} {value!r}"
             checked += 1
     assert checked > 500  # every command's options were seen, not an empty walk
 

@@ -16,7 +16,7 @@ from support.paths import SAMPLES
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--format", "xml"], "'xml' is not one of 'text', 'jsonl'"),
+    (["--format", "xml"], "'xml' is not one of text, jsonl"),
     (["--exit-on", "soon"], "--exit-on soon"),
     (["--exit-on", "finding=loud"], "severity must be one of"),
     (["--poll", "0"], "--poll 0"),

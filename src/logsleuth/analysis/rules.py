@@ -58,6 +58,7 @@ class Rule:
     engine: str = ""
     fixes: dict = field(default_factory=dict)  # engine -> fix text for that engine's runs only
     platforms: list = field(default_factory=list)  # runs.platform values it applies to ([]: all)
+    advice: dict = field(default_factory=dict)  # setting -> 'raise' | 'lower' (the fix's direction)
 
     def fix_for(self, engine: str | None) -> str:
         """The fix text a run of ``engine`` is shown: the common text plus its engine's own;
@@ -137,6 +138,22 @@ def _parse_params(where: str, text: str) -> dict:
     return params
 
 
+_ADVICE = re.compile(r"([a-z][a-z0-9_]*)\s*=\s*(raise|lower)")
+
+
+def _parse_advice(where: str, text: str) -> dict[str, str]:
+    """``setting=raise|lower, ...`` of an ``-- advice:`` header: the direction the fix moves each
+    setting, so two rules that would move one setting both ways can be found (and kept apart)."""
+    advice: dict[str, str] = {}
+    for item in (i.strip() for i in text.split(",")):
+        m = _ADVICE.fullmatch(item) if item else None
+        if item and not m:
+            raise GrammarError(f"{where}: advice item '{item}' is not setting=raise or setting=lower")
+        if m:
+            advice[m.group(1)] = m.group(2)
+    return advice
+
+
 def parse_rule(path: Path, checked: "SelectOnlyCache | None" = None) -> Rule:
     """The rule in ``path``, validated (a ``GrammarError`` naming the file otherwise);
     ``checked`` remembers SQL already found to be one SELECT (see ``SelectOnlyCache``)."""
@@ -181,7 +198,8 @@ def parse_rule(path: Path, checked: "SelectOnlyCache | None" = None) -> Rule:
         raise GrammarError(f"{where}: engine '{engine}' is not one of {', '.join(ENGINES)}")
     return Rule(id=rid, severity=sev, title=header["title"], fix=header.get("fix", ""), sql=sql, path=str(path),
                 params=params, source=header.get("source", ""), requires=requires,
-                engine=engine, fixes=fixes, platforms=_parse_platforms(where, header.get("platform", "")))
+                engine=engine, fixes=fixes, platforms=_parse_platforms(where, header.get("platform", "")),
+                advice=_parse_advice(where, header.get("advice", "")))
 
 
 def _parse_platforms(where: str, text: str) -> list[str]:

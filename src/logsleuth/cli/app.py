@@ -23,7 +23,7 @@ import typer
 
 from .. import __version__
 from ..errors import ExitCode, LogsleuthError, UsageError
-from .output import CompareFormat, FindingsFormat, FleetExecutor, Format, RecordFormat, Severity
+from .output import ColorMode, CompareFormat, FindingsFormat, FleetExecutor, Format, RecordFormat, Severity
 from .context import debug_requested, error, note, open_database, state, with_database
 from .params import LogsleuthGroup
 
@@ -62,13 +62,16 @@ def main_options(
     dataset: Optional[str] = typer.Option(None, "--dataset", envvar="LOGSLEUTH_DATASET", metavar="DIR",
                                           help="A Parquet fleet dataset instead of a database (README \"Fleet\")."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for internal errors."),
+    color: Optional[ColorMode] = typer.Option(None, "--color", help="Style the output: auto (on a terminal, "
+                                              "unless NO_COLOR is set), always, never."),
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
                                  help="Print the version and exit."),
 ):
     """Forensics for SGLang and vLLM inference-server logs: ingest into DuckDB, diagnose, compare."""
     if db and dataset:
         raise UsageError("--db and --dataset name the same thing: give one")
-    ctx.obj = {"db": dataset or db, "dataset": bool(dataset), "debug": debug}  # read by context.state
+    ctx.obj = {"db": dataset or db, "dataset": bool(dataset), "debug": debug,  # read by context.state
+               "color": color.value if color else None}  # read by color.mode
 
 
 def _ingest(con, files: list[str], options, quiet: bool = False) -> list:
@@ -77,10 +80,11 @@ def _ingest(con, files: list[str], options, quiet: bool = False) -> list:
     from .output import ingest_progress
 
     def on_result(res):
+        if res.status == "skipped":  # one note (res.notes says the same in other words)
+            _note(f"{res.path}: already ingested (source {res.source_id}), skipped; --replace re-ingests")
+            return
         for n in res.notes:
             _note(f"{res.path}: {n}")
-        if res.status == "skipped" and not quiet:
-            _note(f"{res.path}: already ingested (source {res.source_id}), skipped; --replace re-ingests")
 
     with ingest_progress(enabled=sys.stderr.isatty() and not quiet) as progress:
         return api.ingest_files(con, files, options, progress=progress, on_result=on_result)
@@ -187,13 +191,15 @@ def show(
     runs: List[str] = typer.Argument(None, help="Runs: ids, source file names or labels (default: all).", show_default=False),
     run: List[str] = typer.Option(None, "--run", "-r", help=RUN_HELP, metavar="RUN"),
     fmt: RecordFormat = typer.Option(RecordFormat.table, "--format", help="Output format."),
+    all_settings: bool = typer.Option(False, "--all", help="Every setting, not only those that differ from the "
+                                                           "engine's defaults."),
 ):
     """Show runs: summary, throughput sparkline, startup timeline, milestones, configuration."""
     from .. import api
     from .output import write_runs
 
     selectors = list(runs or []) + list(run or [])
-    views = with_database(api.show_runs, selectors or None, needs_runs=True)
+    views = with_database(api.show_runs, selectors or None, needs_runs=True, all_settings=all_settings)
     write_runs(views, fmt.value)
 
 
@@ -380,6 +386,7 @@ def formats_list(grammar_dir: List[str] = typer.Option(None, "--grammar-dir", he
 from .watch import register as _register_watch; _register_watch(app)  # noqa: E402,E702 (cli/watch.py)
 from .scrape import register as _register_scrape; _register_scrape(app)  # noqa: E402,E702 (cli/scrape.py)
 from .fleet import register as _register_fleet; _register_fleet(app)  # noqa: E402,E702 (cli/fleet.py)
+from .lnav import register as _register_lnav; _register_lnav(formats_app)  # noqa: E402,E702 (cli/lnav.py)
 
 
 def _is_click(exc: BaseException, name: str) -> bool:
@@ -392,6 +399,9 @@ def main() -> None:
     from ..interrupts import install_sigterm, interrupt_message
 
     install_sigterm()  # SIGTERM stops like Ctrl-C: rollback, message, exit 130
+    from .color import style_help
+
+    style_help(sys.argv[1:])  # help and usage errors are drawn before the callback reads --color
     try:
         rc = app(standalone_mode=False)  # typer.Exit(n) comes back as a return value here
     except LogsleuthError as exc:

@@ -7,6 +7,8 @@ own coercion returns, without importing pydantic. A value it cannot vouch for (a
 that is not one, a number out of range or in an unusual spelling, bytes...) goes to
 typer's own coercion, so that every error message and every edge case stays typer's.
 Parameters of other annotations (paths, files, dates, custom parsers) are left alone.
+A word that is not a choice is the one error worded here, the way a person would
+(``'yaml' is not one of table, csv, json, jsonl, markdown``), not in typer's pydantic words.
 ``cli/params.py`` installs it on every parameter of every command when the command is
 looked up, next to the help type display.
 
@@ -28,6 +30,7 @@ import typing
 from dataclasses import dataclass
 
 try:  # typer's own runtime-coercion layer (0.29+); absent in other versions: nothing is installed
+    from typer._click.exceptions import BadParameter
     from typer._coercion import RuntimeParam, build_runtime_param
     from typer._param_types import coerce_cli_choice, routes_to_path
 except ImportError:  # pragma: no cover (depends on the installed typer)
@@ -42,6 +45,15 @@ class _Unsure(Exception):
     """The value is not one this module vouches for: typer's own coercion decides."""
 
 
+def not_a_choice(value: str, choices: list[str]) -> str:
+    """What a person says to a word that is not one of ``choices``: the choices, and the
+    closest one when the word looks like a typo (``'jsn' is not one of ... (did you mean json?)``)."""
+    import difflib
+
+    close = difflib.get_close_matches(value.lower(), choices, n=1, cutoff=0.6)
+    return f"{value!r} is not one of {', '.join(choices)}" + (f" (did you mean {close[0]}?)" if close else "")
+
+
 def _choice(kind: type[enum.Enum], case_sensitive: bool):
     choices = tuple(kind)
 
@@ -50,7 +62,9 @@ def _choice(kind: type[enum.Enum], case_sensitive: bool):
             raise _Unsure
         try:
             return coerce_cli_choice(value, choices=choices, case_sensitive=case_sensitive, ctx=ctx)
-        except ValueError:  # not a choice: typer's message names the choices
+        except ValueError:  # typer's message reads "Value error, 'yaml' is not one of ...": ours
+            if isinstance(value, str):
+                raise BadParameter(not_a_choice(value, [c.value for c in choices]), ctx=ctx) from None
             raise _Unsure from None
     return coerce
 

@@ -19,6 +19,7 @@ import typer
 class FleetFormat(str, enum.Enum):
     table = "table"
     json = "json"
+    jsonl = "jsonl"
     markdown = "markdown"
 
 
@@ -53,5 +54,12 @@ def register(app: typer.Typer) -> None:
             con.close()
         if fmt is FleetFormat.json:
             sys.stdout.write(plain_json(summary.as_dict(), indent=2) + "\n")
+            return
+        if fmt is FleetFormat.jsonl:  # one object a line: the hosts, then the flags
+            from .output import write_jsonl
+
+            doc = summary.as_dict()
+            write_jsonl([{"record": "host", **h} for h in doc.get("hosts", [])]
+                        + [{"record": "flag", **f} for f in summary.flags()], sys.stdout)
             return
         write_fleet(summary, fmt.value, max_hosts)

@@ -33,12 +33,15 @@ def choices(name: str, values: str, doc: str) -> type[enum.Enum]:
 
 
 #: the choices of every option of the CLI that takes a fixed set of words
-Format = choices("Format", "table csv json markdown", "Output of a table of rows.")
-RecordFormat = choices("RecordFormat", "table json", "Output of records with nested parts (ingest, show).")
-FindingsFormat = choices("FindingsFormat", "table json markdown", "Output of diagnose findings.")
-CompareFormat = choices("CompareFormat", "table json markdown csv", "Output of compare.")
+#: (the same words in the same order everywhere; jsonl = one JSON object a line, like sqlite-utils' --nl
+#: and duckdb's -jsonlines; records with nested parts have no csv or markdown form)
+Format = choices("Format", "table csv json jsonl markdown", "Output of a table of rows.")
+RecordFormat = choices("RecordFormat", "table json jsonl", "Output of records with nested parts (ingest, show).")
+FindingsFormat = choices("FindingsFormat", "table csv json jsonl markdown", "Output of diagnose findings.")
+CompareFormat = choices("CompareFormat", "table csv json jsonl markdown", "Output of compare.")
 FleetExecutor = choices("FleetExecutor", "local ray serial", "Who parses the files of ``ingest --dataset``.")
 Severity = choices("Severity", " ".join(SEVERITIES), "A finding's severity, most severe first.")
+ColorMode = choices("ColorMode", "auto always never", "When output is styled (cli/color.py).")
 
 
 #: width of a console that writes to a pipe or a file: wide enough that nothing wraps
@@ -70,10 +73,17 @@ def frame_rows(frame: pl.DataFrame) -> list[dict]:
     return [{k: _plain(v) for k, v in row.items()} for row in frame.iter_rows(named=True)]
 
 
+def write_jsonl(records, out) -> None:
+    """One compact JSON object a line (``--format jsonl``)."""
+    out.write("".join(plain_json(r, ensure_ascii=False) + "\n" for r in records))
+
+
 def write_frame(frame: pl.DataFrame, fmt: str = "table", out=None, title: str | None = None) -> None:
     out = out or sys.stdout
     if fmt == "json":
         out.write(plain_json(frame_rows(frame), indent=2) + "\n")
+    elif fmt == "jsonl":
+        write_jsonl(frame_rows(frame), out)
     elif fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")  # Unix lines, like sqlite-utils and the duckdb shell
@@ -84,7 +94,21 @@ def write_frame(frame: pl.DataFrame, fmt: str = "table", out=None, title: str | 
     elif fmt == "markdown":
         out.write(markdown_table(frame))
     else:
-        console(out).print(rich_table(frame, title))
+        console(out).print(rich_table(frame, title, crop=crops(out)))
+
+
+def crops(stream) -> bool:
+    """Whether tables written to ``stream`` crop long cells (``…``) to one line: when the width
+    is limited (a terminal, or COLUMNS), never in a pipe or file (the full value, for grep)."""
+    return output_width(stream or sys.stdout) != UNWRAPPED_WIDTH
+
+
+def _cell(value, crop: bool):
+    """A table cell (never markup); cropped to one line with an ellipsis when ``crop``."""
+    text = cell("" if value is None else _plain(value))
+    if crop:
+        text.no_wrap, text.overflow = True, "ellipsis"
+    return text
 
 
 def markdown_table(frame: pl.DataFrame) -> str:
@@ -108,23 +132,29 @@ def output_width(stream) -> int | None:
 
 
 def console(out=None, stderr: bool = False):
+    """A rich console for ``out`` (stdout) or stderr, styled per ``--color`` / NO_COLOR."""
     from rich.console import Console
 
+    from .color import console_options, mode
+
+    styling = console_options(mode())
     if stderr:
-        return Console(stderr=True, highlight=False)
+        return Console(stderr=True, highlight=False, **styling)
     stream = out or sys.stdout
     width = output_width(stream)
-    return Console(file=stream, highlight=False, soft_wrap=width == UNWRAPPED_WIDTH, width=width)
+    return Console(file=stream, highlight=False, soft_wrap=width == UNWRAPPED_WIDTH, width=width, **styling)
 
 
-def rich_table(frame: pl.DataFrame, title: str | None = None):
+def rich_table(frame: pl.DataFrame, title: str | None = None, crop: bool = False):
+    """A rich table of ``frame``; ``crop``: one line per row, long cells end in ``…`` (the
+    widest columns give way first, as rich narrows wrappable columns before the others)."""
     from rich.table import Table
 
-    t = Table(title=title, show_lines=False, header_style="bold")
+    t = Table(title=title, show_lines=False, header_style="bold", caption=None if frame.height else "0 rows")
     for c in frame.columns:
-        t.add_column(c, overflow="fold")
+        t.add_column(c, overflow="ellipsis" if crop else "fold", min_width=min(len(c), 8) if crop else None)
     for row in frame.iter_rows():
-        t.add_row(*[cell("" if v is None else _plain(v)) for v in row])  # log text: never markup
+        t.add_row(*[_cell(v, crop) for v in row])  # log text: never markup
     return t
 
 
@@ -139,32 +169,51 @@ def fmt_num(v, digits: int = 1) -> str:
 
 
 def run_summary_panel(row: dict) -> str:
-    """Compact multi-line text block describing one run (used by ingest and show)."""
+    """Compact multi-line text block describing one run (used by ingest and show): what is
+    known, and nothing for what is not (no ``-`` placeholders; a fact's source only with the fact)."""
     def g(k):  # values come from logs: shown inert, never as markup
         v = row.get(k)
         return markup_safe(v) if isinstance(v, str) else v
-    eng = f"{g('engine')} {g('engine_version') or g('format_era') or ''}".strip()
+
+    def join(parts) -> str:
+        return " | ".join(p for p in parts if p)
+
+    def num(label: str, key: str, unit: str = "", digits: int = 1) -> str:
+        v = g(key)
+        return f"{label} {fmt_num(v, digits)}{unit}" if v is not None and not (isinstance(v, float) and math.isnan(v)) else ""
+
+    version = g("engine_version") or (f"era {g('format_era')}" if g("format_era") else "")
+    model = f"model {g('model')}" + (f" ({g('model_arch')})" if g("model_arch") else "") if g("model") else ""
+    par = " ".join(f"{k} {g(c)}" for k, c in (("TP", "tp_size"), ("DP", "dp_size")) if g(c) is not None)
+    gpu = (f"GPU {g('gpu_name')}" + (f" {g('gpu_sm')}" if g("gpu_sm") else "")
+           + (f" (from {g('gpu_source')})" if g("gpu_source") else "")) if g("gpu_name") else ""
+    attn = (f"attention {g('attention_backend')}" + (f" ({g('attention_backend_how')})" if g("attention_backend_how") else "")
+            if g("attention_backend") else "")
+    spec = (f"spec {g('spec_method')}" + (f" accept_len {fmt_num(g('mean_accept_len'), 2)}" if g("mean_accept_len") is not None else "")
+            if g("spec_method") else "")
+    graph = {True: "CUDA graph on", False: "CUDA graph off"}.get(g("cuda_graph"), "")
+    capture = num("capture", "cuda_graph_capture_s", " s")
+    end = g("end_state")
     lines = [
-        f"[bold]run {g('run_id')}[/] {g('source_name')}  lines {g('first_line')}-{g('last_line')}  "
-        f"end: [bold]{g('end_state') or '-'}[/]",
-        f"  engine {eng} | model {g('model') or '-'} ({g('model_arch') or '-'}) | TP {g('tp_size') or '-'} "
-        f"DP {g('dp_size') or '-'} | GPU {g('gpu_name') or '-'} {g('gpu_sm') or ''} "
-        f"(GPU from {markup_safe(g('gpu_source') or 'unknown')})",
-        f"  attention {g('attention_backend') or '-'} ({g('attention_backend_how') or '-'}) | spec "
-        f"{g('spec_method') or 'off'} accept_len {fmt_num(g('mean_accept_len'), 2)} | CUDA graph "
-        f"{'on' if g('cuda_graph') else ('off' if g('cuda_graph') is False else '-')} capture "
-        f"{fmt_num(g('cuda_graph_capture_s'))} s",
-        f"  KV tokens {fmt_num(g('kv_cache_tokens'), 0)} | weights {fmt_num(g('weight_load_s'))} s | ready after "
-        f"{fmt_num(g('time_to_ready_s'))} s | decode samples {g('decode_samples') or 0} | single-stream "
-        f"{fmt_num(g('single_stream_tok_s'))} tok/s | peak {fmt_num(g('peak_gen_tok_s'))} tok/s",
+        f"[bold]run {g('run_id')}[/] {g('source_name')}  lines {g('first_line')}-{g('last_line')}"
+        + (f"  end: [bold]{end}[/]" if end else ""),
+        "  " + join([f"engine {g('engine')} {version}".strip() if g("engine") else "", model, par, gpu]),
+        "  " + join([attn, spec, " ".join(p for p in (graph, capture) if p)]),
+        "  " + join([num("KV tokens", "kv_cache_tokens", digits=0), num("weights", "weight_load_s", " s"),
+                     num("ready after", "time_to_ready_s", " s"),
+                     f"decode samples {g('decode_samples')}" if g("decode_samples") else "",
+                     num("single-stream", "single_stream_tok_s", " tok/s"), num("peak", "peak_gen_tok_s", " tok/s")]),
         f"  errors {g('n_errors') or 0} (fatal {g('n_fatal') or 0}) | parse coverage "
         f"{fmt_num((g('parse_coverage') or 0) * 100)}% of {g('n_lines') or 0} lines"
-        + (f" | cause: {g('end_reason')} (line {g('end_line')})" if g('end_state') in ('crashed', 'startup_failed', 'killed') else ""),
+        + (f" | cause: {g('end_reason')} (line {g('end_line')})" if end in ('crashed', 'startup_failed', 'killed') else ""),
     ]
-    return "\n".join(lines)
+    return "\n".join(line for line in lines if line.strip())
 
 
-def sparkline(values: list[float], width: int = 60) -> str:
+def sparkline(values: list[float], width: int = 60, resolution: float = 0.0) -> str:
+    """Bars of ``values`` scaled from their lowest to their highest. A spread no larger than
+    ``resolution`` (what the printed range can show) is drawn flat: low bars when the values
+    are about zero, middle ones otherwise — never full-height bars for 0.00 to 0.004."""
     vals = [v for v in values if v is not None and math.isfinite(v)]  # a log may print inf
     if not vals:
         return ""
@@ -173,8 +222,8 @@ def sparkline(values: list[float], width: int = 60) -> str:
         vals = [max(vals[int(i * step):max(int((i + 1) * step), int(i * step) + 1)]) for i in range(width)]
     lo, hi = min(vals), max(vals)
     ticks = "▁▂▃▄▅▆▇█"
-    if hi == lo:
-        return ticks[3] * len(vals)
+    if hi - lo <= resolution:
+        return (ticks[0] if max(abs(lo), abs(hi)) <= resolution else ticks[3]) * len(vals)
     return "".join(ticks[int((v - lo) / (hi - lo) * (len(ticks) - 1))] for v in vals)
 
 
@@ -211,12 +260,12 @@ def write_ingest(results: list, details: list[dict], fmt: str, out=None) -> None
     """What ``ingest`` prints: one line per file, then a summary block per new run (totals
     instead above ``INGEST_DETAIL`` files or runs; JSON always holds everything)."""
     out = out or sys.stdout
-    if fmt == "json":
+    if fmt in ("json", "jsonl"):
         rows = [{k: _plain(v) for k, v in d.items()} for d in details]
         doc = [{"path": r.path, "status": r.status, "source_id": r.source_id, "kind": r.kind,
                 "engine": r.engine, "lines": r.n_lines, "notes": r.notes,
                 "runs": [x for x in rows if x["source_id"] == r.source_id]} for r in results]
-        out.write(plain_json(doc, indent=2) + "\n")
+        out.write(plain_json(doc, indent=2) + "\n") if fmt == "json" else write_jsonl(doc, out)
         return
     c = console(out)
     if len(results) > INGEST_DETAIL:
@@ -224,14 +273,24 @@ def write_ingest(results: list, details: list[dict], fmt: str, out=None) -> None
             c.print(line)
     else:
         for res in results:
-            c.print(f"[bold]{markup_safe(res.path)}[/]: {res.status}, {res.kind} ({res.engine}), {res.n_lines} lines, "
-                    f"{len(res.run_ids)} run(s)")
+            c.print(_ingest_line(res))
     if len(details) > INGEST_DETAIL:
         for line in _run_totals(details):
             c.print(line)
         return
     for row in details:
         c.print(run_summary_panel(row))
+
+
+def _ingest_line(res) -> str:
+    """One file's line of ``ingest``: what happened to it, saying only what is known."""
+    path = f"[bold]{markup_safe(res.path)}[/]"
+    if res.status == "skipped":  # the why and the way out are one note on stderr
+        return f"{path}: skipped (source {res.source_id}, unchanged)"
+    what = markup_safe(f"{res.kind} ({res.engine})" if res.engine and res.engine != res.kind else str(res.kind or ""))
+    runs = len(res.run_ids)
+    return (f"{path}: {res.status}" + (f", {what}" if what else "") + f", {res.n_lines:,} line"
+            f"{'' if res.n_lines == 1 else 's'}, {runs} run{'' if runs == 1 else 's'}")
 
 
 def _counts(values) -> str:
@@ -271,6 +330,9 @@ def write_runs(views: list, fmt: str, out=None) -> None:
     if fmt == "json":
         out.write(plain_json([_jsonable(v.as_dict()) for v in views], indent=2) + "\n")
         return
+    if fmt == "jsonl":
+        write_jsonl((_jsonable(v.as_dict()) for v in views), out)
+        return
     from ..analysis.compare_format import timeline_text
 
     c = console(out)
@@ -283,8 +345,10 @@ def write_runs(views: list, fmt: str, out=None) -> None:
             c.print(f"  gen tok/s over time  {sparkline(gen)}  (max {max(gen):,.1f})")
         for line in timeline_text(v.phases):
             c.print("  " + inert(line), markup=False, highlight=False)
-        c.print(rich_table(v.milestones, "milestones"))
-        c.print(rich_table(v.config, "configuration (set values)"))
+        c.print(rich_table(v.milestones, "milestones", crop=crops(out)) if v.milestones.height else "milestones: none logged")
+        what = "every setting" if v.all_settings else "settings that differ from the engine's defaults; --all for every one"
+        c.print(rich_table(v.config, f"configuration ({what})", crop=crops(out)) if v.config.height else
+                f"configuration: {'no setting printed' if v.all_settings else 'every printed setting is a default'}")
 
 
 def _jsonable(obj: Any) -> Any:
@@ -307,16 +371,17 @@ def findings_frame(findings: list):
                         schema={"run": pl.Int64, "severity": pl.Utf8, "rule": pl.Utf8, "title": pl.Utf8})
 
 
-def _findings_table(findings: list):
+def _findings_table(findings: list, crop: bool = False):
     """``findings_frame`` as a rich table, built without polars: a diagnose that prints a
-    table never imports it (~0.3 s of the command)."""
+    table never imports it (~0.3 s of the command). ``crop``: titles end in ``…`` (each is
+    printed whole below)."""
     from rich.table import Table
 
     t = Table(title=f"{len(findings)} finding(s)", show_lines=False, header_style="bold")
     for name in ("run", "severity", "rule", "title"):
-        t.add_column(name, overflow="fold")
+        t.add_column(name, overflow="ellipsis" if crop else "fold")
     for f in findings:  # log text: never markup
-        t.add_row(*[cell("" if v is None else _plain(v)) for v in (f.run_id, f.severity, f.rule_id, f.title)])
+        t.add_row(*[_cell(v, crop) for v in (f.run_id, f.severity, f.rule_id, f.title)])
     return t
 
 
@@ -328,6 +393,12 @@ def write_findings(result, fmt: str, quiet: bool = False, out=None) -> None:
     if fmt == "json":
         out.write(plain_json([f.as_dict() for f in findings], indent=2) + "\n")
         return
+    if fmt == "jsonl":
+        write_jsonl((f.as_dict() for f in findings), out)
+        return
+    if fmt == "csv":  # the compact table's columns, one row per finding
+        write_frame(findings_frame(findings), "csv", out)
+        return
     if fmt == "markdown":
         _findings_markdown(result, quiet, out)
         return
@@ -337,7 +408,7 @@ def write_findings(result, fmt: str, quiet: bool = False, out=None) -> None:
             ids = result.run_ids
             c.print("No findings." + ("" if ids is None else f" (runs {', '.join(map(str, ids)) or 'none'})"))
         return
-    c.print(_findings_table(findings))
+    c.print(_findings_table(findings, crop=crops(out)))
     if quiet:
         return
     # the rest is one markup text printed once: rich's fixed cost per print() (~0.5 ms:
@@ -432,10 +503,10 @@ def write_statements(results: list, fmt: str, out=None) -> None:
     if len(results) == 1:
         write_frame(results[0].table, fmt, out)
         return
-    if fmt in ("csv", "json") and len(shown) > 1:
+    if fmt in ("csv", "json", "jsonl") and len(shown) > 1:
         raise UsageError(f"{len(shown)} statements return rows; --format {fmt} holds one result",
                          hint="use --format table or markdown, or run the statements one by one")
-    if fmt in ("csv", "json"):
+    if fmt in ("csv", "json", "jsonl"):
         if shown:
             write_frame(shown[0].table, fmt, out)
         return
@@ -456,6 +527,8 @@ def write_comparison(result, fmt: str, out=None) -> None:
     out = out or sys.stdout
     if fmt == "json":
         out.write(cf.compare_json(result))
+    elif fmt == "jsonl":  # one object per run: its metrics and configuration
+        write_jsonl(result.as_dict()["runs"], out)
     elif fmt == "markdown":
         out.write(cf.compare_markdown(result))
     elif fmt == "csv":

@@ -23,7 +23,7 @@ from typer.core import TyperGroup
 from .coerce import install as install_plain_coercion
 
 #: global options and whether they take a value
-GLOBAL_OPTIONS = {"--db": True, "--dataset": True, "--debug": False}
+GLOBAL_OPTIONS = {"--db": True, "--dataset": True, "--debug": False, "--color": True}
 
 _TYPE_NAMES = {int: "INTEGER", float: "NUMBER", str: "TEXT", Path: "PATH", bool: "BOOLEAN"}
 

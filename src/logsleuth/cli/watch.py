@@ -137,7 +137,7 @@ def _serving_rows(snap: dict) -> list:
         parts.append(f"CUDA graph {snap['cuda_graph_share']:.0%} of busy steps")
     rows = [("serving", Text("  ".join(parts)))]
     series = snap.get("series") or {}
-    rows += [(label, Text(f"{sparkline(vals, 40)}  {min(vals):.1f}–{max(vals):.1f}"))
+    rows += [(label, Text(f"{sparkline(vals, 40, resolution=0.05)}  {min(vals):.1f}–{max(vals):.1f}"))  # as printed
              for key, label in _SERIES if len(vals := series.get(key, [])) > 1]
     if snap.get("accept_len_meaning"):
         rows.append(("", Text(snap["accept_len_meaning"])))
@@ -216,8 +216,9 @@ def watch(
         out.flush()
 
     rc = _run(Watch(options, emit), live, out)
-    if rc == 130:
+    if rc == 130:  # a clean stop, said once: the entry point's interrupt message would add a second
         sys.stderr.write("stopped; everything read so far is stored\n")
+        sys.exit(rc)
     raise typer.Exit(rc)
 
 
@@ -264,7 +265,10 @@ def _run(w, live: bool, out) -> int:
             snaps = watcher.snapshots()
             return Group(*[_panel(s) for s in snaps]) if snaps else Text("waiting for input ...")
 
-        with Live(Text("starting ..."), console=Console(file=out), refresh_per_second=4, transient=False) as lv:
+        from .color import console_options, mode
+
+        with Live(Text("starting ..."), console=Console(file=out, **console_options(mode())), refresh_per_second=4,
+                  transient=False) as lv:
             rc = w.run(on_poll=lambda watcher: lv.update(view(watcher)))
             lv.update(view(w))
         return rc

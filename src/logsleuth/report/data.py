@@ -64,11 +64,14 @@ def gather(con, selectors: Iterable[str | int] | None = None, *, with_findings: 
 
 def load_fleet(con, result: CompareResult, with_findings: bool, all_runs: bool):
     """The fleet page's data (every host, whichever runs the report selected), or None when the
-    sources come from fewer than two hosts (a database's hosts are those its logs name)."""
+    sources name fewer than two hosts (a database's hosts are those its logs name; logs that name
+    none are no second host)."""
+    from ..fleet.hosts import UNKNOWN_HOST
+    from ..fleet.sql import fleet_sql
     from ..fleet.summary import fleet_summary, host_count, hosts_of_database
 
     with hosts_of_database(con):
-        if host_count(con) < 2:
+        if host_count(con) < 2 or con.execute(fleet_sql("named_host_count"), {"unknown": UNKNOWN_HOST}).fetchone()[0] < 2:
             return None
         # the rules already ran for the report when it covers every run: count those findings
         return fleet_summary(con, with_findings=with_findings,

@@ -98,10 +98,16 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu San
 h1 { font-size: 24px; margin: 0 0 4px; }
 h2 { font-size: 19px; margin: 34px 0 10px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 h3 { font-size: 15px; margin: 18px 0 6px; }
-.muted, .note { color: var(--muted); } nav a { margin-right: 14px; color: #0b5cad; text-decoration: none; }
+.muted, .note { color: var(--muted); }
+nav { display: flex; flex-wrap: wrap; gap: 2px 14px; } nav a { color: #0b5cad; text-decoration: none; overflow-wrap: anywhere; }
+.pagecap { margin: 14px 0 0; font-size: 12px; }
 table { border-collapse: collapse; font-size: 13px; margin: 6px 0 12px; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: right; vertical-align: top; }
 th:first-child, td:first-child { text-align: left; color: var(--muted); }
+table.compare td:first-child, table.config td:first-child { min-width: 260px; max-width: 320px; }
+table.compare th, table.config th { max-width: 150px; overflow-wrap: anywhere; }
+table.compare td, table.config td { max-width: 220px; overflow-wrap: anywhere; }
+td code { white-space: pre-wrap; overflow-wrap: anywhere; }
 thead th { background: var(--soft); color: var(--fg); position: sticky; top: 0; }
 tr.group td { padding-top: 10px; font-weight: 600; color: var(--fg); background: #fbfbfc; }
 td.best { font-weight: 700; color: #05603a; }
@@ -117,8 +123,10 @@ svg .ready { stroke: #d92d20; stroke-width: 2; } svg .empty { fill: #98a2b3; fon
 .grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 6px 26px; }
 .run { border-top: 3px solid var(--runc, #ccc); margin-top: 36px; }
 .run h2 { border: 0; margin-top: 12px; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr max-content 1fr; gap: 2px 14px; margin: 6px 0 10px; }
-dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
+dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr) max-content minmax(0, 1fr);
+           gap: 2px 14px; margin: 6px 0 10px; }
+dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+h1, h2, .legend span { overflow-wrap: anywhere; }
 .finding { border-left: 4px solid #98a2b3; padding: 4px 10px; margin: 8px 0; background: var(--soft); }
 .finding.critical { border-color: #d92d20; } .finding.warning { border-color: #f79009; }
 .finding.info { border-color: #2e90fa; }
@@ -157,29 +165,65 @@ def _figure(title: str, svg: str, legend: str = "", note: str = "") -> str:
             + (f'<div class="note">{esc(note)}</div>' if note else "") + "</figure>")
 
 
+#: runs per page of the compare table: with the metric column, six runs fit the page's 1240 px
+#: (a label of ~220 px and ~150 px per run); more runs make more pages, one under the other
+COMPARE_PAGE = 6
+
+
+def _pages(n: int, size: int = COMPARE_PAGE) -> list[range]:
+    """Column ranges of the compare pages: ``size`` runs each, the last one shorter."""
+    return [range(i, min(i + size, n)) for i in range(0, n, size)] or [range(0)]
+
+
+def _page_caption(cols: range, n: int) -> str:
+    return f'<p class="muted pagecap">runs {cols.start + 1}–{cols.stop} of {n}</p>' if n > COMPARE_PAGE else ""
+
+
 def compare_html(result: CompareResult) -> str:
-    head = "".join(f"<th>{esc(c.name)}{' [bench]' if c.kind == 'bench' else ''}</th>" for c in result.columns)
-    out = ['<div class="tablewrap"><table class="compare"><thead><tr><th>metric</th>', head, "</tr></thead><tbody>"]
+    """The compare table, paged by ``COMPARE_PAGE`` runs (each page repeats the metric column),
+    then the configuration differences, paged the same way."""
+    n = len(result.columns)
+    out = []
+    for cols in _pages(n):
+        out.append(_page_caption(cols, n) + _compare_page(result, cols))
+    if result.config:
+        out.append("<h3>Configuration differences</h3>")
+        for cols in _pages(n):
+            out.append(_page_caption(cols, n) + _config_page(result, cols))
+    for note in result.notes:
+        out.append(f'<p class="note">Note: {esc(note)}</p>')
+    return "".join(out)
+
+
+def _heads(result: CompareResult, cols: range) -> str:
+    return "".join(f"<th>{esc(result.columns[i].name)}{' [bench]' if result.columns[i].kind == 'bench' else ''}</th>"
+                   for i in cols)
+
+
+def _compare_page(result: CompareResult, cols: range) -> str:
+    out = ['<div class="tablewrap"><table class="compare"><thead><tr><th>metric</th>', _heads(result, cols),
+           "</tr></thead><tbody>"]
     prev = None
     for r in result.rows:
         if r.group != prev:
-            out.append(f'<tr class="group"><td colspan="{len(result.columns) + 1}">{esc(r.group)}</td></tr>')
+            out.append(f'<tr class="group"><td colspan="{len(cols) + 1}">{esc(r.group)}</td></tr>')
             prev = r.group
         best = best_index(r)
-        cells = "".join(f'<td{" class=best" if i in best else ""}>{esc(fmt_value(v, r.unit))}</td>'
-                        for i, v in enumerate(r.values))
+        cells = "".join(f'<td{" class=best" if i in best else ""}>{esc(fmt_value(r.values[i], r.unit))}</td>'
+                        for i in cols)
         out.append(f'<tr data-key="{esc(r.key)}"><td>{esc(row_title(r))}</td>{cells}</tr>')
     out.append("</tbody></table></div>")
-    if result.config:
-        out.append('<h3>Configuration differences</h3><div class="tablewrap"><table class="config"><thead><tr>'
-                   f'<th>setting</th>{head}</tr></thead><tbody>')
-        for r in result.config:
-            cells = "".join(f"<td>{esc(config_cell(r, i))}</td>" for i in range(len(r.values)))
-            tip = "; ".join(f"{c.name}: {k}" for c, k in zip(result.columns, r.keys) if k)
-            out.append(f'<tr data-key="{esc(r.name)}"><td title="{esc(tip)}">{esc(r.title)}</td>{cells}</tr>')
-        out.append("</tbody></table></div>")
-    for n in result.notes:
-        out.append(f'<p class="note">Note: {esc(n)}</p>')
+    return "".join(out)
+
+
+def _config_page(result: CompareResult, cols: range) -> str:
+    out = [f'<div class="tablewrap"><table class="config"><thead><tr><th>setting</th>{_heads(result, cols)}'
+           "</tr></thead><tbody>"]
+    for r in result.config:
+        cells = "".join(f"<td>{esc(config_cell(r, i))}</td>" for i in cols)
+        tip = "; ".join(f"{c.name}: {k}" for c, k in zip(result.columns, r.keys) if k)
+        out.append(f'<tr data-key="{esc(r.name)}"><td title="{esc(tip)}">{esc(r.title)}</td>{cells}</tr>')
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 
@@ -218,8 +262,8 @@ def _errors_html(errors: list) -> str:
 
 def _facts(r: RunData) -> str:
     s = r.summary
-    items = [("source", s.get("source_name")), ("engine", f"{s.get('engine') or '-'} "
-                                                          f"{s.get('engine_version') or s.get('format_era') or ''}"),
+    version = s.get("engine_version") or (f"era {s['format_era']}" if s.get("format_era") else "")
+    items = [("source", s.get("source_name")), ("engine", f"{s.get('engine') or ''} {version}".strip()),
              ("model", s.get("model")), ("GPU", s.get("gpu_name")), ("TP / DP", f"{s.get('tp_size') or '-'} / "
                                                                              f"{s.get('dp_size') or '-'}"),
              ("attention", s.get("attention_backend")), ("speculative", s.get("spec_method") or "off"),
@@ -228,8 +272,8 @@ def _facts(r: RunData) -> str:
              ("peak tok/s", fmt_value(s.get("peak_gen_tok_s")))]
     if s.get("end_reason") and s.get("end_state") in ("crashed", "startup_failed", "killed"):
         items.append(("end reason", s.get("end_reason")))
-    return '<dl class="facts">' + "".join(f"<dt>{esc(k)}</dt><dd>{esc('-' if v is None else v)}</dd>"
-                                         for k, v in items) + "</dl>"
+    known = [(k, v) for k, v in items if v not in (None, "", "-", "- / -") and not str(v).startswith("- ")]
+    return '<dl class="facts">' + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in known) + "</dl>"
 
 
 def render(data: ReportData) -> str:
