@@ -60,12 +60,13 @@ def facts(db: str, path: str, to_bare: dict[int, int] | None = None, lines: bool
                               WHERE source_id = ? ORDER BY ordinal""", [sid]).fetchall()
         ordinal = {r[0]: k for k, r in enumerate(runs)}
         run_facts = [r[1:5] + ((m(r[5]), m(r[6])) if lines else ()) for r in runs]
-        fatal = sorted((k, m(n)) for k, n in con.execute(
+        fatal = sorted((str(k), m(n) or 0) for k, n in con.execute(
             "SELECT kind, line_no FROM errors WHERE source_id = ? AND fatal", [sid]).fetchall())
         counts = typed_row_counts(con, sid) + con.execute(
             "SELECT (SELECT count(*) FROM events WHERE source_id = $1), (SELECT count(*) FROM config"
             " WHERE run_id IN (SELECT run_id FROM runs WHERE source_id = $1))", [sid]).fetchone()
-        findings = sorted((f.rule_id, ordinal.get(f.run_id), m(f.line_no)) for f in logsleuth.diagnose(con))
+        findings = sorted(((f.rule_id, ordinal.get(f.run_id), m(f.line_no)) for f in logsleuth.diagnose(con)),
+                          key=lambda t: tuple((x is None, x if x is not None else 0) for x in t))
         return {"runs": run_facts, "counts": counts, "fatal": fatal, "findings": findings}
     finally:
         con.close()

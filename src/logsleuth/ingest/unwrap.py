@@ -143,8 +143,8 @@ def _best_wrapper(sample: pl.Series, grammars, pol: _Policy) -> Wrapper | None:
 
 
 def _score(text: pl.Series, grammars) -> int:
-    """Lines the engine grammar knows: an engine header peeled, or a pattern claiming them
-    (with the engine detection picks on this text)."""
+    """Lines the engine grammar knows: an engine header peeled, or a pattern of a typed table
+    claiming them (with the engine detection picks on this text)."""
     from .detect import detect
     from .parse import parse_frame
     from .pipeline import engine_for_parsing
@@ -153,7 +153,9 @@ def _score(text: pl.Series, grammars) -> int:
     frame = pl.DataFrame({"raw": text}).with_row_index("line_no", offset=1).with_columns(
         pl.col("line_no").cast(pl.Int64), pl.lit(False).alias("truncated"))
     parsed = parse_frame(frame, grammars, engine).frame
-    known = pl.col("pattern").is_not_null()
+    # an indented line claimed by the catch-all "lines" table (traceback body) does not
+    # count: a prefix starting with blanks would make every line one
+    known = pl.col("table").is_not_null() & ((pl.col("table") != "lines") | ~pl.col("raw").str.contains(r"^\s"))
     for g in ("level", "time", "md", "date"):
         if g in parsed.columns:
             known = known | pl.col(g).is_not_null()
