@@ -155,3 +155,54 @@ def test_every_log_wrapped_and_in_a_notebook(path, tmp_path):
     for name in ("kaggle_viewer", "journald_short", "kubectl_prefix", "procfile_column"):
         _check_wrapped(path, tmp_path, name, WRAPPERS[name])
     _check_notebook(path, tmp_path)
+
+
+WRAPPED = SAMPLES / "wrapped"
+
+
+def _ingested(tmp_path, *paths):
+    import logsleuth
+
+    con = logsleuth.open_db(str(tmp_path / "w.duckdb"))
+    logsleuth.ingest_files(con, [str(p) for p in paths])
+    return con
+
+
+def test_notebook_with_five_launches_gives_five_runs(tmp_path):
+    con = _ingested(tmp_path, WRAPPED / "sglang_five_spec_launches.ipynb")
+    runs = con.execute("SELECT end_state, model, spec_method FROM runs ORDER BY ordinal").fetchall()
+    assert [r[2] for r in runs] == ["eagle", "eagle3", "eagle3", "mtp", "eagle"]
+    assert {r[0] for r in runs} == {"served"}
+    assert runs[3][1] == "deepseek-ai/DeepSeek-V3-0324"
+    # the cell that started each server: its command, claimed at the notebook's line
+    cmds = con.execute("SELECT line_no FROM lines WHERE kind = 'lines' AND pattern = 'launch_command'"
+                       " ORDER BY line_no").fetchall()
+    assert [n for (n,) in cmds] == [40, 82, 124, 166, 208]
+    assert con.execute("SELECT count(*) FROM decode_stats").fetchone()[0] == 15
+    con.close()
+
+
+def test_kaggle_viewer_doubled_counts_like_the_bare_log(tmp_path):
+    con = _ingested(tmp_path, WRAPPED / "vllm_kaggle_viewer_doubled.log", SAMPLES / "eras" / "vllm_v1_0.12_color.log")
+    rows = con.execute("""SELECT s.name, (SELECT count(*) FROM decode_stats d WHERE d.source_id = s.source_id),
+                                 (SELECT count(*) FROM events e WHERE e.source_id = s.source_id),
+                                 (SELECT count(*) FROM runs r WHERE r.source_id = s.source_id AND r.end_state = 'served')
+                          FROM sources s ORDER BY s.source_id""").fetchall()
+    assert rows[0][1:] == rows[1][1:] == (18, 85, 1)
+    raw = con.execute("SELECT raw FROM lines WHERE source_id = 1 ORDER BY line_no").fetchall()
+    assert [r for (r,) in raw] == (WRAPPED / "vllm_kaggle_viewer_doubled.log").read_bytes().decode().split("\n")[:-1]
+    con.close()
+
+
+def test_kaggle_log_download_is_read_as_its_data(tmp_path):
+    """Kaggle's log download: a JSON array, one {"stream_name", "time", "data"} object a line."""
+    import json
+
+    lines = _lines(SAMPLES / "eras" / "vllm_v1_0.12_color.log")
+    rows = [json.dumps({"stream_name": "stderr", "time": 3.5 + k, "data": ln + "\n"}, separators=(",", ":"))
+            for k, ln in enumerate(lines)]
+    copy = tmp_path / "kaggle.log"
+    copy.write_text("[" + ",\n".join(rows) + "]\n", encoding="utf-8")
+    got = facts(str(tmp_path / "k.duckdb"), str(copy))
+    bare = _bare(SAMPLES / "eras" / "vllm_v1_0.12_color.log", tmp_path)
+    assert (got["counts"], got["runs"], got["findings"]) == (bare["counts"], bare["runs"], bare["findings"])

@@ -428,7 +428,7 @@ class _ChunkLoop:
         ctx, src = self.ctx, self.ctx.src
         carry = self.carry
         if carry is not None and self.parser.switch_points != self.carry_switches:
-            again = self.parser.reparse(carry)  # a later launch moved the engine switch over them
+            again = unwrap.drop_repeats(self.parser.reparse(carry))  # a later launch moved the engine switch
             self.typed.drop_from(int(carry["line_no"][0]))
             self.typed.add(again.tables)
             carry = again.frame

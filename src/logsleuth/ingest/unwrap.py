@@ -108,12 +108,19 @@ def learn(head: str, grammars) -> Wrapper | None:
     if len(lines) < 2:
         return None
     sample = pl.Series("raw", lines, dtype=pl.Utf8)
-    if sample.str.contains(pol.bare).mean() >= pol.bare_share:
+    if _headed(sample, pol).mean() >= pol.bare_share:
         return None  # the engine's own headers start most lines
     best = _best_wrapper(sample, grammars, pol)
-    if best is not None:
+    if best is not None:  # measured, whatever the wrapper's name promises: a bare record seen twice stays
         best.doubled = _doubled(sample, best, pol)
     return best
+
+
+def _headed(text: pl.Series, pol: _Policy) -> pl.Series:
+    """Lines starting with an engine header (colour codes aside)."""
+    from .read import strip_ansi
+
+    return pl.select(strip_ansi(pl.lit(text)).str.contains(pol.bare)).to_series()
 
 
 def _sample(head: str, n: int) -> list[str]:
@@ -127,15 +134,15 @@ def _sample(head: str, n: int) -> list[str]:
 
 def _best_wrapper(sample: pl.Series, grammars, pol: _Policy) -> Wrapper | None:
     """The candidate (named, then learned) whose peeled sample the grammar knows best."""
-    base = _score(sample, grammars)
-    margin = max(2, int(0.1 * sample.len()))
-    best, best_score = None, base + margin - 1
     candidates = [Wrapper(name, rx, doubled=d) for name, rx, d in pol.named]
     candidates += [Wrapper("learned", rx) for rx in _learned(sample.to_list(), pol.min_coverage)]
+    # the coverage test is one regex over the sample; only what passes it is parsed
+    candidates = [c for c in candidates if sample.str.contains(c.regex).mean() >= pol.min_coverage]
+    if not candidates:
+        return None
+    margin = max(2, int(0.1 * sample.len()))
+    best, best_score = None, _score(sample, grammars) + margin - 1
     for cand in candidates:
-        hit = sample.str.contains(cand.regex)
-        if hit.mean() < pol.min_coverage:
-            continue
         score = _score(_peel_text(sample, cand.regex), grammars)
         if score > best_score:
             best, best_score = cand, score
@@ -231,7 +238,7 @@ def _doubled(sample: pl.Series, w: Wrapper, pol: _Policy) -> bool:
     """Whether the capturer printed most records twice: of the peeled lines that carry an
     engine header (unique in a bare log: they hold a clock), the share repeated nearby."""
     text = _peel_text(sample, w.regex)
-    headed = text.str.contains(pol.bare)
+    headed = _headed(text, pol)
     if headed.sum() < 4:
         return False
     rep = _repeats(pl.DataFrame({"raw": text}), pol.window)
