@@ -36,11 +36,15 @@ _BARE: dict[Path, dict] = {}
 
 def _bare(path: Path, tmp: Path) -> dict:
     if path not in _BARE:
-        _BARE[path] = facts(str(tmp / "bare.duckdb"), str(path))
+        _BARE[path] = facts(str(tmp / f"bare_{len(_BARE)}.duckdb"), str(path))
     return _BARE[path]
 
 
 def _check_wrapped(path: Path, tmp: Path, name: str, prefix) -> None:
+    import tempfile
+
+    _bare(path, tmp)
+    tmp = Path(tempfile.mkdtemp(dir=tmp))  # hypothesis runs its examples in one tmp_path: a database each
     copy = tmp / f"{name}__{path.name}"
     copy.write_text(wrap(_lines(path), prefix), encoding="utf-8")
     assert facts(str(tmp / f"{name}.duckdb"), str(copy)) == _bare(path, tmp), f"{name} around {path.name}"
