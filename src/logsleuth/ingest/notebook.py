@@ -76,7 +76,8 @@ def peel_notebook(frame: pl.DataFrame, w) -> pl.DataFrame:
     f = f.with_columns(body.alias("_body"), is_cmd.alias("_cmd"))
     text = _decoded(f["_body"])
     # one string holding several lines (not how Jupyter writes them): the terminal shows the last
-    text = text.str.strip_suffix("\n").str.replace_all("\n", "\r", literal=True)
+    # (a CRLF ending loses its CR, as the reader drops it from a physical line)
+    text = text.str.strip_suffix("\n").str.strip_suffix("\r").str.replace_all("\n", "\r", literal=True)
     f = f.with_columns(text.alias("_text"))
     f = f.with_columns(pl.when(pl.col("_cmd")).then(
         pl.col("_text").str.replace(_CMD_LEAD, "").str.replace(_CMD_TRAIL, "")).otherwise(pl.col("_text"))

@@ -41,6 +41,8 @@ from ..resources import data_path
 WRAP_COLUMNS = ("_line", "_dup")
 _TOKEN = re.compile(r"\d+|[^\W\d_]+|[ \t]+|(?:[^\w\s]|_)+")
 _CLASS_RX = {"D": r"\d+", "A": r"[^\W\d_]+", "P": r"(?:[^\w\s]|_)+"}
+#: sample lines a candidate wrapper is scored on (parsed with the engine grammar)
+_SCORE_LINES = 200
 #: longest prefix looked at when learning (characters)
 _MAX_PREFIX = 96
 
@@ -140,33 +142,45 @@ def _best_wrapper(sample: pl.Series, grammars, pol: _Policy) -> Wrapper | None:
     candidates = [c for c in candidates if sample.str.contains(c.regex).mean() >= pol.min_coverage]
     if not candidates:
         return None
-    margin = max(2, int(0.1 * sample.len()))
-    best, best_score = None, _score(sample, grammars) + margin - 1
-    for cand in candidates:
-        score = _score(_peel_text(sample, cand.regex), grammars)
+    # scored on the first lines only: parsing is what learning costs (~20 ms a candidate)
+    scored = sample.head(_SCORE_LINES)
+    margin = max(2, int(0.1 * scored.len()))
+    scores = _scores([scored] + [_peel_text(scored, c.regex) for c in candidates], grammars)
+    best, best_score = None, scores[0] + margin - 1
+    for cand, score in zip(candidates, scores[1:]):
         if score > best_score:
             best, best_score = cand, score
     return best
 
 
-def _score(text: pl.Series, grammars) -> int:
-    """Lines the engine grammar knows: an engine header peeled, or a pattern of a typed table
-    claiming them (with the engine detection picks on this text)."""
+def _scores(texts: list[pl.Series], grammars) -> list[int]:
+    """Per text, the lines the engine grammar knows: an engine header peeled, or a pattern of
+    a typed table claiming them, with the engine detection picks on that text. The texts of
+    one engine are parsed together, in one call (parsing costs the same for 200 lines or 2,000)."""
     from .detect import detect
-    from .parse import parse_frame
+    from .parse import ShapeCache, parse_frame
     from .pipeline import engine_for_parsing
 
-    engine = engine_for_parsing(detect("\n".join(text.to_list()), grammars))
-    frame = pl.DataFrame({"raw": text}).with_row_index("line_no", offset=1).with_columns(
-        pl.col("line_no").cast(pl.Int64), pl.lit(False).alias("truncated"))
-    parsed = parse_frame(frame, grammars, engine).frame
-    # an indented line claimed by the catch-all "lines" table (traceback body) does not
-    # count: a prefix starting with blanks would make every line one
-    known = pl.col("table").is_not_null() & ((pl.col("table") != "lines") | ~pl.col("raw").str.contains(r"^\s"))
-    for g in ("level", "time", "md", "date"):
-        if g in parsed.columns:
-            known = known | pl.col(g).is_not_null()
-    return int(parsed.select(known.sum()).item())
+    by_engine: dict[str, list[int]] = {}
+    for k, text in enumerate(texts):
+        by_engine.setdefault(engine_for_parsing(detect("\n".join(text.to_list()), grammars)), []).append(k)
+    out = [0] * len(texts)
+    for engine, ks in by_engine.items():
+        frame = pl.concat([pl.DataFrame({"raw": texts[k], "_k": pl.repeat(k, texts[k].len(), eager=True,
+                                                                          dtype=pl.Int32)}) for k in ks])
+        frame = frame.with_row_index("line_no", offset=1).with_columns(pl.col("line_no").cast(pl.Int64),
+                                                                      pl.lit(False).alias("truncated"))
+        parsed = parse_frame(frame.select("line_no", "raw", "truncated"), grammars, engine, ShapeCache()).frame
+        # an indented line claimed by the catch-all "lines" table (traceback body) does not
+        # count: a prefix starting with blanks would make every line one
+        known = pl.col("table").is_not_null() & ((pl.col("table") != "lines") | ~pl.col("raw").str.contains(r"^\s"))
+        for g in ("level", "time", "md", "date"):
+            if g in parsed.columns:
+                known = known | pl.col(g).is_not_null()
+        counts = parsed.with_columns(frame["_k"]).group_by("_k").agg(known.sum().alias("n"))
+        for k, n in counts.iter_rows():
+            out[k] = int(n)
+    return out
 
 
 def _learned(lines: list[str], coverage: float) -> list[str]:
@@ -264,8 +278,9 @@ def peel(frame: pl.DataFrame, w: Wrapper | None) -> pl.DataFrame:
         frame = frame.with_columns(pl.col("raw").alias("_line"), pl.col("raw").str.replace(w.regex, ""))
         frame = frame.with_columns(pl.col("_line").str.head(pl.col("_line").str.len_chars()
                                                             - pl.col("raw").str.len_chars()).alias("_pre"))
-    dup = _repeats(frame, policy().window) if w.doubled else pl.Series("_dup", [False] * frame.height)
-    return frame.with_columns(dup.alias("_dup"))
+    if not w.doubled:
+        return frame.with_columns(pl.lit(False).alias("_dup"))
+    return frame.with_columns(_repeats(frame, policy().window).alias("_dup"))
 
 
 def restore(frame: pl.DataFrame) -> pl.DataFrame:
