@@ -1,7 +1,7 @@
 """Notebooks: a Jupyter ``.ipynb`` (or a Kaggle log download) read as the log its cells printed.
 
-Contract: ``notebook_wrapper(head)`` returns the ``unwrap.Wrapper`` of a notebook file (None
-for anything else); ``peel_notebook(frame, wrapper)`` turns a chunk of the notebook's
+Contract: ``notebook_kind(head)`` names the notebook wrapper of a file (None for anything
+else; ingest/unwrap.py makes the ``Wrapper``); ``peel_notebook(frame, wrapper)`` turns a chunk of the notebook's
 physical lines into the text the engine grammar reads, line for line, so every output line
 keeps the line number it has in the file:
 
@@ -46,14 +46,12 @@ def is_notebook_head(head: str) -> bool:
     return bool((_NOTEBOOK_HEAD.match(head) and '"cell_type"' in head) or _KAGGLE_HEAD.match(head))
 
 
-def notebook_wrapper(head: str):
-    """The notebook wrapper of a file starting with ``head``, or None."""
-    from .unwrap import Wrapper
-
+def notebook_kind(head: str) -> tuple[str, dict] | None:
+    """(name, starting state) of the notebook wrapper of a file starting with ``head``, or None."""
     if _NOTEBOOK_HEAD.match(head) and '"cell_type"' in head:
-        return Wrapper("jupyter_notebook", kind="notebook", state={"array": "", "cell": ""})
+        return "jupyter_notebook", {"array": "", "cell": ""}
     if _KAGGLE_HEAD.match(head):
-        return Wrapper("kaggle_log_json", kind="notebook", state={"array": "kaggle", "cell": ""})
+        return "kaggle_log_json", {"array": "kaggle", "cell": ""}
     return None
 
 

@@ -100,11 +100,11 @@ def policy() -> _Policy:
 
 def learn(head: str, grammars) -> Wrapper | None:
     """The wrapper of a file whose head is ``head``, or None (read the file as it is)."""
-    from .notebook import notebook_wrapper
+    from .notebook import notebook_kind
 
-    nb = notebook_wrapper(head)
+    nb = notebook_kind(head)
     if nb is not None:
-        return nb
+        return Wrapper(nb[0], kind="notebook", state=nb[1])
     pol = policy()
     lines = _sample(head, pol.sample_lines)
     if len(lines) < 2:
@@ -159,11 +159,13 @@ def _scores(texts: list[pl.Series], grammars) -> list[int]:
     one engine are parsed together, in one call (parsing costs the same for 200 lines or 2,000)."""
     from .detect import detect
     from .parse import ShapeCache, parse_frame
-    from .pipeline import engine_for_parsing
 
     by_engine: dict[str, list[int]] = {}
     for k, text in enumerate(texts):
-        by_engine.setdefault(engine_for_parsing(detect("\n".join(text.to_list()), grammars)), []).append(k)
+        det = detect("\n".join(text.to_list()), grammars)
+        # the engine whose literals the text holds most (a benchmark printout's too)
+        engine = det.engine if det.kind == "server_log" else max(det.scores, key=det.scores.get, default="none")
+        by_engine.setdefault(engine, []).append(k)
     out = [0] * len(texts)
     for engine, ks in by_engine.items():
         frame = pl.concat([pl.DataFrame({"raw": texts[k], "_k": pl.repeat(k, texts[k].len(), eager=True,
