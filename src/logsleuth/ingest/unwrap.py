@@ -146,17 +146,21 @@ def _best_wrapper(sample: pl.Series, grammars, pol: _Policy) -> Wrapper | None:
     scored = sample.head(_SCORE_LINES)
     margin = max(2, int(0.1 * scored.len()))
     scores = _scores([scored] + [_peel_text(scored, c.regex) for c in candidates], grammars)
-    best, best_score = None, scores[0] + margin - 1
+    (base, base_all), best, best_score = scores[0], None, scores[0]
     for cand, score in zip(candidates, scores[1:]):
-        if score > best_score:
+        # more headed or typed lines; or as many, and more lines claimed at all (a traceback
+        # tail has no header: its frames are what the grammar knows)
+        better = score[0] >= base + margin or (score[0] >= base and score[1] >= base_all + margin)
+        if better and score > best_score:
             best, best_score = cand, score
     return best
 
 
-def _scores(texts: list[pl.Series], grammars) -> list[int]:
-    """Per text, the lines the engine grammar knows: an engine header peeled, or a pattern of
-    a typed table claiming them, with the engine detection picks on that text. The texts of
-    one engine are parsed together, in one call (parsing costs the same for 200 lines or 2,000)."""
+def _scores(texts: list[pl.Series], grammars) -> list[tuple[int, int]]:
+    """Per text, (lines the engine grammar knows: an engine header peeled, or a pattern of a
+    typed table claiming them; lines any pattern claims), with the engine detection picks on
+    that text. The texts of one engine are parsed together, in one call (parsing costs the
+    same for 200 lines or 2,000)."""
     from .detect import detect
     from .parse import ShapeCache, parse_frame
 
@@ -166,7 +170,7 @@ def _scores(texts: list[pl.Series], grammars) -> list[int]:
         # the engine whose literals the text holds most (a benchmark printout's too)
         engine = det.engine if det.kind == "server_log" else max(det.scores, key=det.scores.get, default="none")
         by_engine.setdefault(engine, []).append(k)
-    out = [0] * len(texts)
+    out = [(0, 0)] * len(texts)
     for engine, ks in by_engine.items():
         frame = pl.concat([pl.DataFrame({"raw": texts[k], "_k": pl.repeat(k, texts[k].len(), eager=True,
                                                                           dtype=pl.Int32)}) for k in ks])
@@ -179,9 +183,10 @@ def _scores(texts: list[pl.Series], grammars) -> list[int]:
         for g in ("level", "time", "md", "date"):
             if g in parsed.columns:
                 known = known | pl.col(g).is_not_null()
-        counts = parsed.with_columns(frame["_k"]).group_by("_k").agg(known.sum().alias("n"))
-        for k, n in counts.iter_rows():
-            out[k] = int(n)
+        counts = parsed.with_columns(frame["_k"]).group_by("_k").agg(
+            known.sum().alias("n"), pl.col("table").is_not_null().sum().alias("all"))
+        for k, n, n_all in counts.iter_rows():
+            out[k] = (int(n), int(n_all))
     return out
 
 
