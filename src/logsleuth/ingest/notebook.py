@@ -31,6 +31,8 @@ _OPEN = r'^\s*"([^"]+)"\s*:\s*\[\s*$'
 _CLOSE = r'^\s*\]\s*,?\s*$'
 _CELL = r'^\s*"cell_type"\s*:\s*"(\w+)"'
 _ELEMENT = r'^\s*"(' + _JSON_BODY + r')"\s*,?\s*$'
+#: the start of an element cut by the reader (a line over its length limit): what is there
+_ELEMENT_CUT = r'^\s*"(' + _JSON_BODY + r')'
 _INLINE_TEXT = r'^\s*"text"\s*:\s*"(' + _JSON_BODY + r')"\s*,?\s*$'
 _KAGGLE = r'^\s*\[?\s*\{\s*"stream_name"\s*:\s*"\w+"\s*,\s*"time"\s*:\s*[\d.eE+-]+\s*,\s*"data"\s*:\s*"(' \
           + _JSON_BODY + r')"\s*\}\s*[\],]?\s*$'
@@ -68,6 +70,8 @@ def peel_notebook(frame: pl.DataFrame, w) -> pl.DataFrame:
         is_cmd = pl.lit(False)
     else:
         element = raw.str.extract(_ELEMENT, 1)
+        if "truncated" in frame.columns:
+            element = pl.when(pl.col("truncated")).then(raw.str.extract(_ELEMENT_CUT, 1)).otherwise(element)
         in_text = pl.col("_arr") == "text"
         is_cmd = (pl.col("_arr") == "source") & (pl.col("_cell") == "code")
         body = pl.when(in_text | is_cmd).then(element).otherwise(raw.str.extract(_INLINE_TEXT, 1))
