@@ -41,6 +41,8 @@ from ..resources import data_path
 WRAP_COLUMNS = ("_line", "_dup")
 _TOKEN = re.compile(r"\d+|[^\W\d_]+|[ \t]+|(?:[^\w\s]|_)+")
 _CLASS_RX = {"D": r"\d+", "A": r"[^\W\d_]+", "P": r"(?:[^\w\s]|_)+"}
+#: a clock near the start of a line (the engine header's time)
+_CLOCK = r"^.{0,80}?\d\d:\d\d:\d\d"
 #: sample lines a candidate wrapper is scored on (parsed with the engine grammar)
 _SCORE_LINES = 200
 #: longest prefix looked at when learning (characters)
@@ -257,9 +259,12 @@ def _klass(tok: str) -> str:
 
 def _doubled(sample: pl.Series, w: Wrapper, pol: _Policy) -> bool:
     """Whether the capturer printed most records twice: of the peeled lines that carry an
-    engine header (unique in a bare log: they hold a clock), the share repeated nearby."""
+    engine header with a clock (unique in a bare log; an access line without one repeats),
+    the share repeated nearby."""
+    from .read import strip_ansi
+
     text = _peel_text(sample, w.regex)
-    headed = _headed(text, pol)
+    headed = _headed(text, pol) & pl.select(strip_ansi(pl.lit(text)).str.contains(_CLOCK)).to_series()
     if headed.sum() < 4:
         return False
     rep = _repeats(pl.DataFrame({"raw": text}), pol.window)
