@@ -221,3 +221,17 @@ def test_kaggle_log_download_is_read_as_its_data(tmp_path):
     got = facts(str(tmp_path / "k.duckdb"), str(copy))
     bare = _bare(SAMPLES / "eras" / "vllm_v1_0.12_color.log", tmp_path)
     assert (got["counts"], got["runs"], got["findings"]) == (bare["counts"], bare["runs"], bare["findings"])
+
+
+def test_notebook_metadata_credentials_are_masked(tmp_path):
+    """Lines of a notebook that are not log text are stored as they are, credentials masked."""
+    lines = _lines(SAMPLES / "eras" / "vllm_v1_0.12_color.log")[:20]
+    text, _ = notebook(lines, "vllm serve m --api-key sk-abcdefghijklmnop1234")
+    text = text.replace('"metadata": {},', '"metadata": {"HF_TOKEN": "hf_abcdefghijklmnopqrstuvwxyz012345"},', 1)
+    copy = tmp_path / "secret.ipynb"
+    copy.write_text(text, encoding="utf-8")
+    con = _ingested(tmp_path, copy)
+    stored = "\n".join(r for (r,) in con.execute("SELECT raw FROM lines").fetchall())
+    con.close()
+    assert "hf_abcdefghijklmnopqrstuvwxyz012345" not in stored
+    assert "sk-abcdefghijklmnop1234" not in stored

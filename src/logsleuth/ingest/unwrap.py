@@ -303,6 +303,11 @@ def restore(frame: pl.DataFrame) -> pl.DataFrame:
         return frame.with_columns(pl.concat_str([pl.col("_pre"), pl.col("raw")]).alias("_line")).drop("_pre")
     if "_peeled" not in frame.columns:
         return frame
+    from .redact import RedactState, redact_frame
+
+    # the notebook's own lines (metadata, markdown, JSON structure) were read as blank: their
+    # credentials are masked here, line by line (the notebook is not a prompt record)
+    frame = redact_frame(frame, "_line", True, RedactState())
     changed = pl.col("raw") != pl.col("_peeled")
     if not frame.select(changed.any()).item():
         return frame.drop("_peeled")
