@@ -142,11 +142,17 @@ def _read(f: _File) -> None:
         raise BadInputError(f"{src.display_name}: corrupt or truncated data ({exc})") from None
     from .pipeline import DETECT_BYTES, engine_for_parsing
 
+    from .unwrap import learn
+
     if not src.compressed:
         src.remember_head(f.data, DETECT_BYTES)  # the head and kind of the source: read and decided once
     f.head = src.head(DETECT_BYTES).decode("utf-8", "replace")
-    f.det = src.detection = detect(f.head, checked_grammars(opts.grammar_dirs))
+    f.det = detect(f.head, checked_grammars(opts.grammar_dirs))
     f.parse_engine = engine_for_parsing(f.det)
+    if learn(f.head, checked_grammars(opts.grammar_dirs)) is not None:
+        f.plain = False  # a wrapped log or a notebook: peeled on the pipeline's path (ingest/unwrap.py)
+        return
+    src.detection = f.det  # a wrapped log is detected on its peeled head, by the pipeline
     if (src.compressed or opts.replace or len(f.data) != src.size or src.size > opts.chunk_bytes
             or f.det.kind not in ("server_log", "unknown") or b"\x00" in f.data):
         f.plain = False

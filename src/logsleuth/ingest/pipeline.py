@@ -37,6 +37,7 @@ from .redact import RedactState, redact_frame, redact_name, redact_shaped
 from .shapes import encode
 from .segment import EngineSwitch
 from .workers import ChunkParser, default_jobs
+from . import unwrap
 from .write import BulkLines, delete_from_line, reset_derived, store_chunk
 from .options import IngestOptions, IngestResult  # noqa: F401 (the API's names, re-exported)
 from .sql import ingest_sql
@@ -167,6 +168,7 @@ class IngestContext:
     redact_inside: bool = False  # reading starts inside a multi-line prompt record
     stats: dict = field(default_factory=lambda: dict(_ZERO_STATS))
     resume: tuple | None = None  # (offset, line_no, time dict, runs dict, stats) at the open tail
+    wrapper: unwrap.Wrapper | None = None  # what captured the log, peeled before parsing (ingest/unwrap.py)
     next_line: int = 1  # number of the line after the last one read
     pending: object | None = None  # a batch's PendingDerivation (ingest/deferred.py): derive later
 
@@ -281,12 +283,17 @@ def _context(con, src, opts, grammars, det, parse_engine, source_id, tstate, rst
 
 def _ingest_new(con, src, opts, grammars, source_id, pending=None) -> IngestResult:
     head = read_head(src, DETECT_BYTES)
+    wrapper = unwrap.learn(head, grammars)  # step 2 of the pipeline: decided once per file
+    if wrapper is not None:  # what the engine wrote is the peeled text: detect on that
+        head = unwrap.peeled_head(head, wrapper)
+        src.detection = None
     det = src.detection = src.detection or detect(head, grammars)  # decided once per source
     base_run = pending.base_run(con) if pending is not None else _next_id(con, "runs", "run_id")
     # runs are ids base_run + ordinal; ordinal 0 holds lines before any launch
     ctx = _context(con, src, opts, grammars, det, _engine_for_parsing(det), source_id,
                    TimeState(), RunState(base_run_id=base_run))
     ctx.pending = pending
+    ctx.wrapper = wrapper
     _insert_source(con, src, opts, det, source_id)
     n_lines = _read_and_store(ctx)
     return _finish(ctx, head, n_lines, "ingested")
@@ -313,6 +320,7 @@ def _append(con, src, opts, grammars, source_id: int, st: source_mod.ResumeState
                    st.extra.get("switches"))
     ctx.run_engines = {int(k): v for k, v in st.extra.get("run_engines", [])}
     ctx.redact_inside = bool(st.extra.get("redact_inside", False))
+    ctx.wrapper = unwrap.Wrapper.from_json(st.extra.get("wrapper"))
     ctx.stats = dict(st.stats)
     src.start_offset, src.start_line = st.resume_offset, st.resume_line
     ctx.next_line = st.resume_line
@@ -402,11 +410,17 @@ class _ChunkLoop:
         for chunk in self.chunks:
             # secrets (and prompts unless --keep-prompts) are masked before anything reads the text,
             # so lines, config, events, errors and templates never hold them
-            self.recent = (self.recent + [(self.redact_state.inside, chunk.frame)])[-2:]
             # a chunk parsed inline by shape is encoded once, here: redaction's pre-test runs
             # per shape, and the parser takes the encoding (updated for the redacted lines)
-            shapes = encode(chunk.frame["raw"]) if self.parser.wants_shapes(chunk.frame.height) else None
-            fresh, shapes = redact_shaped(chunk.frame, "raw", opts.keep_prompts, self.redact_state, shapes)
+            wrapper = self.ctx.wrapper
+            shapes = encode(chunk.frame["raw"]) if self.parser.wants_shapes(chunk.frame.height) and not wrapper \
+                else None
+            # the wrapper is peeled first, so redaction reads the log's own text (unwrap.restore
+            # masks the stored line the same way)
+            peeled = unwrap.peel(chunk.frame, wrapper)
+            self.recent = (self.recent + [(self.redact_state.inside, peeled)])[-2:]
+            fresh, shapes = redact_shaped(peeled, "raw", opts.keep_prompts, self.redact_state, shapes)
+            fresh = unwrap.restore(fresh)
             self.window.append((chunk, self.parser.submit(fresh, shapes)))
             if len(self.window) > self.parser.lookahead():
                 return
@@ -426,10 +440,11 @@ class _ChunkLoop:
         ctx, src = self.ctx, self.ctx.src
         carry = self.carry
         if carry is not None and self.parser.switch_points != self.carry_switches:
-            again = self.parser.reparse(carry)  # a later launch moved the engine switch over them
+            again = unwrap.drop_repeats(self.parser.reparse(carry))  # a later launch moved the engine switch
             self.typed.drop_from(int(carry["line_no"][0]))
             self.typed.add(again.tables)
             carry = again.frame
+        parsed = unwrap.drop_repeats(parsed)  # a record a viewer printed twice is claimed once
         self.typed.add(parsed.tables)
         fresh = parsed.frame
         frame = fresh if carry is None else pl.concat([carry, fresh], how="diagonal_relaxed")
@@ -530,6 +545,8 @@ def _remember_tail(ctx: IngestContext, tail: pl.DataFrame | None) -> None:
     # the counters cover the lines stored so far: the tail is counted when it is stored for good
     extra = {"switches": [list(x) for x in ctx.switch.switches] if ctx.switch else [],
              "run_engines": sorted([k, v] for k, v in ctx.run_engines.items())}
+    if ctx.wrapper is not None:
+        extra["wrapper"] = ctx.wrapper.to_json()
     ctx.resume = (offset, line_no, time_d, runs_d, dict(ctx.stats), extra)
 
 
@@ -544,6 +561,8 @@ def _finish(ctx: IngestContext, head: str, n_lines: int, status: str) -> IngestR
         notes.append("unknown format: stored as raw lines with mined templates")
     if src.grew:
         notes.append("file grew while ingesting: only the bytes present at start were read")
+    if (note := unwrap.describe(ctx.wrapper)) is not None:
+        notes.append(note)
     if ctx.stats["bad_bytes"]:
         notes.append(f"{ctx.stats['bad_bytes']} invalid UTF-8 byte(s) replaced")
     if ctx.stats["nul_bytes"]:

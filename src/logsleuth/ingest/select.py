@@ -58,6 +58,10 @@ def classify(path: str, grammars) -> tuple[bool, str]:
     if "\x00" in head[:4096]:
         return False, "binary content"
     from ..telemetry.detect import detect_telemetry
+    from .notebook import is_notebook_head
+
+    if is_notebook_head(head):
+        return True, "notebook (its cells' outputs are read)"
 
     telemetry = detect_telemetry(head)
     if telemetry == "bench_json":

@@ -237,7 +237,7 @@ class ChunkParser:
 
     def reparse(self, frame: pl.DataFrame) -> Parsed:
         """Parse read lines again, inline, with the engines the switch gives them now."""
-        frame = frame.select([c for c in frame.columns if c in READ_COLUMNS])
+        frame = frame.select([c for c in frame.columns if c in READ_COLUMNS or c in ("_line", "_dup")])
         parsed = parse_segments(self._segments(frame), self.grammars, self.caches, typed=True)
         return Parsed(frame=_joined(frame, parsed.frame), tables=parsed.tables)
 

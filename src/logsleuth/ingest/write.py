@@ -110,6 +110,8 @@ def store_chunk(con, f: pl.DataFrame, folded, pats, by_name, source_id: int | pl
         bench = folded.bench.join(line_ctx, on="line_no", how="left").with_columns(sid)
         insert(con, "bench_results", bench)
     raw = pl.col("raw")  # the input line byte for byte, redacted on read (colour codes kept)
+    if "_line" in f.columns:  # a wrapped line: raw is what the wrapper held (ingest/unwrap.py)
+        raw = pl.coalesce(pl.col("_line"), raw)
     lines = f.select(
         sid, "line_no", "run_id",
         pl.coalesce(pl.col("table"), pl.lit("unparsed")).alias("kind"),
