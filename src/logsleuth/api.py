@@ -36,7 +36,7 @@ LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md", ".gz", ".jsonl", "",
 
 __all__ = ["open_db", "open_dataset", "is_dataset", "ingest_dataset", "fleet_summary", "expand_paths", "checked_files", "ingest_files", "query", "run_sql", "runs",
            "resolve_runs", "resolve_run", "run_details", "show_runs", "diagnose", "diagnosis", "compare", "report_html",
-           "write_report", "schema", "rules_table", "unparsed", "default_db_path", "IngestOptions",
+           "write_report", "schema", "rules_table", "known_issues", "unparsed", "default_db_path", "IngestOptions",
            "RunView", "Diagnosis", "StatementResult"]
 
 Selectors = Iterable["str | int"] | None
@@ -298,7 +298,7 @@ class Diagnosis:
 def diagnosis(con, selectors: Selectors = None, *, run_ids: list[int] | None = None,
               rule_ids: list[str] | None = None, min_severity: str = "info",
               extra_dirs: list[str] | None = None, sets: list[str] | None = None,
-              sandboxed: bool = False) -> Diagnosis:
+              sandboxed: bool = False, known_dirs: list[str] | None = None) -> Diagnosis:
     """``diagnose`` with what a findings listing needs around it. ``run_ids`` (already
     resolved, e.g. from an ingest) and ``selectors`` intersect. ``sandboxed`` turns off
     file access on ``con`` first, so a user's rule file cannot read or write files."""
@@ -311,7 +311,7 @@ def diagnosis(con, selectors: Selectors = None, *, run_ids: list[int] | None = N
         chosen = [r for r in run_ids if chosen is None or r in chosen]
     silent: list = []
     findings = diagnose(con, run_ids=chosen, rule_ids=rule_ids, min_severity=min_severity,
-                        extra_dirs=extra_dirs, sets=sets, silent=silent)
+                        extra_dirs=extra_dirs, sets=sets, silent=silent, known_dirs=known_dirs)
     headers = {r["run_id"]: r for r in queries.rows(con, "run_headers")}
     return Diagnosis(findings=findings, silent=silent, runs=headers, run_ids=chosen)
 
@@ -329,6 +329,17 @@ def rules_table(extra_dirs: list[str] | None = None) -> pl.DataFrame:
         "params": [", ".join(f"{k}={v}" for k, v in r.params.items()) for r in rules],
         "source": [r.source for r in rules],
     }, schema={"id": pl.Utf8, "severity": pl.Utf8, "title": pl.Utf8, "params": pl.Utf8, "source": pl.Utf8})
+
+
+def known_issues(*, engine: str | None = None, gpu: str | None = None, version: str | None = None,
+                 category: str | None = None, extra_dirs: list[str] | None = None) -> list[dict]:
+    """The known upstream issues (shipped and the user's) that may apply to ``engine``,
+    ``gpu`` (an SM such as SM120, a vendor, or a GPU name), ``version`` and ``category``;
+    one dict per entry (docs/known-issues.md)."""
+    from .analysis.known_issues import load_known_issues, select
+
+    issues = load_known_issues(extra_dirs)
+    return [i.as_dict() for i in select(issues, engine=engine, gpu=gpu, version=version, category=category)]
 
 
 # --------------------------------------------------------------------------- compare, report

@@ -60,12 +60,14 @@ class KnownIssue:
         for kind in ("issues", "prs"):
             for url in self.upstream.get(kind) or []:
                 out.append({"label": ref_label(url), "url": url, "kind": "pr" if kind == "prs" else "issue"})
+        if not out and self.upstream.get("fixed_in"):  # known from a release note only (no link in the data)
+            out.append({"label": f"release notes of {self.upstream['fixed_in']}", "url": "", "kind": "release"})
         return out
 
     def fix_status(self) -> str:
         """What upstream did, saying 'fixed in X' only where the data names release X."""
         up = self.upstream
-        prs = ", ".join("#" + ref_label(u).split("#")[-1] for u in up.get("prs") or [])
+        prs = ", ".join(ref_label(u) for u in up.get("prs") or [])
         if up.get("fixed_in"):
             where = f"{up['fixed_component']} {up['fixed_in']}" if up.get("fixed_component") else f"release {up['fixed_in']}"
             return f"fixed in {where}" + (f" (PR {prs})" if prs else "")

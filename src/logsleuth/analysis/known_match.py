@@ -166,7 +166,7 @@ def cite(con, findings: list, *, run_info: dict, names: dict, run_ids: list[int]
             rule_id=f"known:{c.issue.id}", severity=c.issue.severity,
             title=f"Run {c.run_id}: known issue {', '.join(cit['upstream'][:3]) or c.issue.id}: {c.issue.title}",
             run_id=c.run_id, source=names.get(source_id), source_id=source_id, line_no=c.line_no, evidence=None,
-            fix=f"{c.issue.workaround} Upstream: {cit['status']}. Version: {cit['version']}.",
+            fix=c.issue.workaround,
             rule_source=f"parsers/known_issues.toml: {c.issue.id}" if "known_issues.toml" in c.issue.path else c.issue.path,
             values={"known_issue": c.issue.id, "confidence": cit["confidence"]}, citations=[cit]))
     if silent is not None:
