@@ -280,6 +280,7 @@ class Diagnosis:
     silent: list = field(default_factory=list)  # (rule_id, reason)
     runs: dict = field(default_factory=dict)
     run_ids: list | None = None  # None: every run
+    known: list = field(default_factory=list)  # (known-issue entry, why it was not a match)
 
     def counts(self) -> dict[str, int]:
         from .analysis.rules import SEVERITIES
@@ -310,10 +311,11 @@ def diagnosis(con, selectors: Selectors = None, *, run_ids: list[int] | None = N
     if run_ids is not None:
         chosen = [r for r in run_ids if chosen is None or r in chosen]
     silent: list = []
+    known: list = []
     findings = diagnose(con, run_ids=chosen, rule_ids=rule_ids, min_severity=min_severity,
-                        extra_dirs=extra_dirs, sets=sets, silent=silent, known_dirs=known_dirs)
+                        extra_dirs=extra_dirs, sets=sets, silent=silent, known_dirs=known_dirs, known_notes=known)
     headers = {r["run_id"]: r for r in queries.rows(con, "run_headers")}
-    return Diagnosis(findings=findings, silent=silent, runs=headers, run_ids=chosen)
+    return Diagnosis(findings=findings, silent=silent, runs=headers, run_ids=chosen, known=known)
 
 
 def rules_table(extra_dirs: list[str] | None = None) -> pl.DataFrame:

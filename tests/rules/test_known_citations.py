@@ -79,10 +79,11 @@ def test_verbose_says_what_was_considered_and_why_not(samples):
     import logsleuth
 
     d = logsleuth.diagnosis(samples.con)
-    why = dict(d.silent)
+    why = dict(d.known)
     assert why["known issues"].startswith("72 entries checked")
+    assert not [rid for rid, _ in d.silent if rid.startswith("known")]  # the rules' list stays the rules'
     # the SGLang baseline prints vLLM's custom all-reduce text: seen, refused on the engine
-    refused = [w for rid, w in d.silent if rid == "known:vllm-custom-ar-pcie-gt2"]
+    refused = [w for rid, w in d.known if rid == "known:vllm-custom-ar-pcie-gt2"]
     assert any("engine is sglang, the entry needs vllm" in w for w in refused)
     assert "listed only" in why["known:vllm-xgrammar-cache-dos"]
 
@@ -105,9 +106,9 @@ def test_the_text_in_a_users_prompt_cites_nothing(tmp_path):
     try:
         logsleuth.ingest_files(con, [str(log)], logsleuth.IngestOptions(keep_prompts=True))
         assert con.execute("SELECT count(*) FROM lines WHERE raw LIKE '%No available memory for the cache%'").fetchone()[0]
-        silent: list = []
-        found = logsleuth.diagnose(con, silent=silent)
+        notes: list = []
+        found = logsleuth.diagnose(con, known_notes=notes)
         assert not [c for f in found for c in f.citations]
-        assert not [rid for rid, _ in silent if rid.startswith("known:") and "shows its signature" in _]
+        assert not [rid for rid, why in notes if "shows its signature" in why]
     finally:
         con.close()

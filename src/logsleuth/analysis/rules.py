@@ -391,9 +391,10 @@ def _fill(template: str, values: dict) -> str:
 def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | None = None,
              min_severity: str = "info", extra_dirs: list[str] | None = None, sets: list[str] | None = None,
              silent: list | None = None, known_dirs: list[str] | None = None,
-             known_issues: bool = True) -> list[Finding]:
+             known_issues: bool = True, known_notes: list | None = None) -> list[Finding]:
     """Run the rules; ``silent`` (if a list) collects (rule_id, reason) for rules that could not apply.
-    Known upstream issues (``known_dirs``: extra folders) cite on the findings and add their own."""
+    Known upstream issues (``known_dirs``: extra folders) cite on the findings and add their own;
+    ``known_notes`` (if a list) gets (entry, why) for those considered that did not match."""
     if min_severity not in SEV_RANK:
         raise UsageError(f"--min-severity {min_severity}: one of {', '.join(SEVERITIES)}")
     rules = load_rules(extra_dirs)
@@ -443,7 +444,7 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
         from .known_match import cite
 
         findings += cite(con, findings, run_info=run_info, names=names, run_ids=run_ids, min_severity=min_severity,
-                         silent=silent, extra_dirs=known_dirs, standalone=not rule_ids)
+                         silent=known_notes, extra_dirs=known_dirs, standalone=not rule_ids)
     _attach_evidence(con, findings)
     findings.sort(key=lambda f: (f.run_id if f.run_id is not None else -1, SEV_RANK[f.severity], f.rule_id,
                                  f.line_no or 0))

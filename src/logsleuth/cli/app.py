@@ -215,7 +215,8 @@ def diagnose(
     grammar_dir: List[str] = typer.Option(None, "--grammar-dir", help=GRAMMAR_DIR_HELP, metavar="DIR"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the compact findings table (run, severity, "
                                                              "rule, title); nothing when there are none."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also say which rules stayed silent and why."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also say which rules stayed silent, and which known "
+                                                             "issues were considered, and why."),
     known_dir: List[str] = typer.Option(None, "--known-issues-dir", metavar="DIR",
                                         help="Extra folder of known upstream issue .toml files (repeatable)."),
 ):
@@ -244,6 +245,8 @@ def diagnose(
     if verbose:
         for rid, why in result.silent:
             _note(f"silent: {rid}: {why}")
+        for rid, why in result.known:
+            _note(f"{rid}: {why}")
     if fail_on and result.at_or_above(fail_on.value):
         raise typer.Exit(int(ExitCode.FINDINGS))
 
