@@ -133,12 +133,11 @@ def consider(con, issues: list[KnownIssue], skip_patterns: list[str], run_ids: l
     return list(out.values())
 
 
-def cite(con, findings: list, *, run_info: dict, names: dict, run_ids: list[int] | None,
+def cite(con, findings: list, *, finding_cls, run_info: dict, names: dict, run_ids: list[int] | None,
          min_severity: str = "info", silent: list | None = None, extra_dirs: list[str] | None = None,
          standalone: bool = True) -> list:
-    """Attach citations to ``findings`` (in place) and return the known-issue findings of their own."""
-    from .rules import Finding
-
+    """Attach citations to ``findings`` (in place) and return the known-issue findings of their own
+    (``finding_cls`` objects: rules.Finding, passed in so that this module does not import rules)."""
     issues, skip = load_catalog(extra_dirs)
     seen = consider(con, issues, skip, run_ids)
     versions = dict(con.execute("SELECT run_id, engine_version FROM runs").fetchall()) if seen else {}
@@ -162,7 +161,7 @@ def cite(con, findings: list, *, run_info: dict, names: dict, run_ids: list[int]
         if SEV_RANK[c.issue.severity] > SEV_RANK[min_severity]:
             continue
         source_id = run_info.get(c.run_id, (None, None))[0]
-        own.append(Finding(
+        own.append(finding_cls(
             rule_id=f"known:{c.issue.id}", severity=c.issue.severity,
             title=f"Run {c.run_id}: known issue {', '.join(cit['upstream'][:3]) or c.issue.id}: {c.issue.title}",
             run_id=c.run_id, source=names.get(source_id), source_id=source_id, line_no=c.line_no, evidence=None,

@@ -441,14 +441,20 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
             silent.append((rule.id, _why_no_finding(rule, len(result), other_runs, below, min_severity,
                                                     run_info, run_ids)))
     if known_issues:
-        from .known_match import cite
-
-        findings += cite(con, findings, run_info=run_info, names=names, run_ids=run_ids, min_severity=min_severity,
-                         silent=known_notes, extra_dirs=known_dirs, standalone=not rule_ids)
+        findings += _known(con, findings, run_info, names, run_ids, min_severity, known_notes, known_dirs, rule_ids)
     _attach_evidence(con, findings)
     findings.sort(key=lambda f: (f.run_id if f.run_id is not None else -1, SEV_RANK[f.severity], f.rule_id,
                                  f.line_no or 0))
     return findings
+
+
+def _known(con, findings, run_info, names, run_ids, min_severity, notes, dirs, rule_ids) -> list[Finding]:
+    """Known upstream issues: citations on ``findings`` and findings of their own (none when
+    only some rules were asked for)."""
+    from .known_match import cite
+
+    return cite(con, findings, finding_cls=Finding, run_info=run_info, names=names, run_ids=run_ids,
+                min_severity=min_severity, silent=notes, extra_dirs=dirs, standalone=not rule_ids)
 
 
 def _more_lines(row: dict) -> list[int]:

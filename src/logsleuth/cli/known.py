@@ -1,9 +1,8 @@
-"""`logsleuth known-issues`: list the known upstream issues, and the citation lines of findings.
+"""`logsleuth known-issues`: list the known upstream issues.
 
 Contract: ``register(app)`` adds the command: filters (--engine, --gpu, --version,
 --category), --known-issues-dir for the user's folders, --format table|csv|json|markdown;
-results on stdout. ``citation_text(c)`` is the plain text of one citation of a finding
-(``diagnose`` table and markdown output use it); JSON output carries the citation dicts.
+results on stdout.
 """
 from __future__ import annotations
 
@@ -17,14 +16,6 @@ from .output import Format
 _COLUMNS = ("id", "engine", "category", "severity", "confidence", "title", "upstream", "status", "hardware",
             "versions", "workaround")
 _TABLE = ("id", "engine", "category", "confidence", "title", "upstream", "status")
-
-
-def citation_text(c: dict) -> str:
-    """'vllm#37113, vllm#13719 — upstream keeps this behaviour (won't fix); run version ...'."""
-    refs = ", ".join(c.get("upstream") or []) or c["id"]
-    unknown = f"; not shown by the run: {', '.join(c['unknown'])}" if c.get("unknown") else ""
-    return (f"known issue {c['id']} ({refs}): {c['status']}; {c['version']}. Workaround: {c['workaround']} "
-            f"[confidence {c['confidence']}; checked: {', '.join(c.get('checked') or []) or 'engine only'}{unknown}]")
 
 
 def register(app: typer.Typer) -> None:

@@ -320,7 +320,7 @@ def write_findings(result, fmt: str, quiet: bool = False, out=None) -> None:
     """What ``diagnose`` prints for an ``api.Diagnosis``: JSON, or the compact table first
     and then (unless ``quiet``) each finding with its evidence, fix and known-issue citations,
     grouped by run."""
-    from .known import citation_text
+    from .citations import citation_text
     out = out or sys.stdout
     findings = result.findings
     if fmt == "json":
@@ -366,7 +366,7 @@ def write_findings(result, fmt: str, quiet: bool = False, out=None) -> None:
 
 
 def _findings_markdown(result, quiet: bool, out) -> None:
-    from .known import citation_text
+    from .citations import citation_text
 
     findings = result.findings
     lines = ["# logsleuth findings", ""]
