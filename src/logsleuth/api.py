@@ -37,7 +37,7 @@ LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md", ".gz", ".jsonl", "",
 
 __all__ = ["open_db", "open_dataset", "is_dataset", "ingest_dataset", "fleet_summary", "expand_paths", "checked_files", "ingest_files", "query", "run_sql", "runs",
            "resolve_runs", "resolve_run", "run_details", "show_runs", "diagnose", "diagnosis", "compare", "report_html",
-           "write_report", "schema", "rules_table", "unparsed", "default_db_path", "IngestOptions",
+           "write_report", "schema", "rules_table", "known_issues", "unparsed", "default_db_path", "IngestOptions",
            "RunView", "Diagnosis", "StatementResult"]
 
 Selectors = Iterable["str | int"] | None
@@ -304,6 +304,7 @@ class Diagnosis:
     silent: list = field(default_factory=list)  # (rule_id, reason)
     runs: dict = field(default_factory=dict)
     run_ids: list | None = None  # None: every run
+    known: list = field(default_factory=list)  # (known-issue entry, why it was not a match)
 
     def counts(self) -> dict[str, int]:
         from .analysis.rules import SEVERITIES
@@ -322,7 +323,7 @@ class Diagnosis:
 def diagnosis(con, selectors: Selectors = None, *, run_ids: list[int] | None = None,
               rule_ids: list[str] | None = None, min_severity: str = "info",
               extra_dirs: list[str] | None = None, sets: list[str] | None = None,
-              sandboxed: bool = False) -> Diagnosis:
+              sandboxed: bool = False, known_dirs: list[str] | None = None) -> Diagnosis:
     """``diagnose`` with what a findings listing needs around it. ``run_ids`` (already
     resolved, e.g. from an ingest) and ``selectors`` intersect. ``sandboxed`` turns off
     file access on ``con`` first, so a user's rule file cannot read or write files."""
@@ -334,10 +335,11 @@ def diagnosis(con, selectors: Selectors = None, *, run_ids: list[int] | None = N
     if run_ids is not None:
         chosen = [r for r in run_ids if chosen is None or r in chosen]
     silent: list = []
+    known: list = []
     findings = diagnose(con, run_ids=chosen, rule_ids=rule_ids, min_severity=min_severity,
-                        extra_dirs=extra_dirs, sets=sets, silent=silent)
+                        extra_dirs=extra_dirs, sets=sets, silent=silent, known_dirs=known_dirs, known_notes=known)
     headers = {r["run_id"]: r for r in queries.rows(con, "run_headers")}
-    return Diagnosis(findings=findings, silent=silent, runs=headers, run_ids=chosen)
+    return Diagnosis(findings=findings, silent=silent, runs=headers, run_ids=chosen, known=known)
 
 
 def rules_table(extra_dirs: list[str] | None = None, *, frame: bool = True):
@@ -349,6 +351,17 @@ def rules_table(extra_dirs: list[str] | None = None, *, frame: bool = True):
     table = Table(["id", "severity", "title", "params", "source"], [
         (r.id, r.severity, r.title, ", ".join(f"{k}={v}" for k, v in r.params.items()), r.source) for r in rules])
     return _as_frame(table, {c: "Utf8" for c in table.columns}) if frame else table
+
+
+def known_issues(*, engine: str | None = None, gpu: str | None = None, version: str | None = None,
+                 category: str | None = None, extra_dirs: list[str] | None = None) -> list[dict]:
+    """The known upstream issues (shipped and the user's) that may apply to ``engine``,
+    ``gpu`` (an SM such as SM120, a vendor, or a GPU name), ``version`` and ``category``;
+    one dict per entry (docs/known-issues.md)."""
+    from .analysis.known_issues import load_known_issues, select
+
+    issues = load_known_issues(extra_dirs)
+    return [i.as_dict() for i in select(issues, engine=engine, gpu=gpu, version=version, category=category)]
 
 
 # --------------------------------------------------------------------------- compare, report

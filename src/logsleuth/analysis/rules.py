@@ -84,13 +84,14 @@ class Finding:
     rule_source: str = ""
     evidence_lines: list = field(default_factory=list)  # [{"line_no": n, "text": ...}]
     values: dict = field(default_factory=dict)
+    citations: list = field(default_factory=list)  # known upstream issues (analysis/known_match.py)
 
     def as_dict(self) -> dict:
         return {
             "rule_id": self.rule_id, "severity": self.severity, "title": self.title,
             "run_id": self.run_id, "source": self.source, "line_no": self.line_no,
             "evidence": self.evidence, "fix": self.fix, "rule_source": self.rule_source,
-            "evidence_lines": self.evidence_lines, "values": self.values,
+            "evidence_lines": self.evidence_lines, "values": self.values, "citations": self.citations,
         }
 
 
@@ -421,8 +422,11 @@ def _fill(template: str, values: dict) -> str:
 
 def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | None = None,
              min_severity: str = "info", extra_dirs: list[str] | None = None, sets: list[str] | None = None,
-             silent: list | None = None) -> list[Finding]:
-    """Run the rules; ``silent`` (if a list) collects (rule_id, reason) for rules that could not apply."""
+             silent: list | None = None, known_dirs: list[str] | None = None,
+             known_issues: bool = True, known_notes: list | None = None) -> list[Finding]:
+    """Run the rules; ``silent`` (if a list) collects (rule_id, reason) for rules that could not apply.
+    Known upstream issues (``known_dirs``: extra folders) cite on the findings and add their own;
+    ``known_notes`` (if a list) gets (entry, why) for those considered that did not match."""
     if min_severity not in SEV_RANK:
         raise UsageError(f"--min-severity {min_severity}: one of {', '.join(SEVERITIES)}")
     rules = load_rules(extra_dirs)
@@ -474,10 +478,21 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
         elif silent is not None and not (other_runs + below < len(result)):
             silent.append((rule.id, _why_no_finding(rule, len(result), other_runs, below, min_severity,
                                                     run_info, run_ids)))
+    if known_issues:
+        findings += _known(con, findings, run_info, names, run_ids, min_severity, known_notes, known_dirs, rule_ids)
     _attach_evidence(con, findings)
     findings.sort(key=lambda f: (f.run_id if f.run_id is not None else -1, SEV_RANK[f.severity], f.rule_id,
                                  f.line_no or 0))
     return findings
+
+
+def _known(con, findings, run_info, names, run_ids, min_severity, notes, dirs, rule_ids) -> list[Finding]:
+    """Known upstream issues: citations on ``findings`` and findings of their own (none when
+    only some rules were asked for)."""
+    from .known_match import cite
+
+    return cite(con, findings, finding_cls=Finding, run_info=run_info, names=names, run_ids=run_ids,
+                min_severity=min_severity, silent=notes, extra_dirs=dirs, standalone=not rule_ids)
 
 
 def _more_lines(row: dict) -> list[int]:

@@ -221,7 +221,10 @@ def diagnose(
     grammar_dir: List[str] = typer.Option(None, "--grammar-dir", help=GRAMMAR_DIR_HELP, metavar="DIR"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the compact findings table (run, severity, "
                                                              "rule, title); nothing when there are none."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also say which rules stayed silent and why."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also say which rules stayed silent, and which known "
+                                                             "issues were considered, and why."),
+    known_dir: List[str] = typer.Option(None, "--known-issues-dir", metavar="DIR",
+                                        help="Extra folder of known upstream issue .toml files (repeatable)."),
 ):
     """Run the diagnose rules (after ingesting PATHS) and print the findings.
 
@@ -242,11 +245,14 @@ def diagnose(
             con.close()  # the ingest has committed: the rules read through a read-only connection
     result = with_database(api.diagnosis, run or None, needs_runs=True, run_ids=ingested, rule_ids=rule or None,
                            min_severity=min_severity.value, extra_dirs=rules_dir or None, sets=set_ or None,
-                           sandboxed=True)  # rule files (--rules-dir too) cannot touch files or extensions
+                           sandboxed=True,  # rule files (--rules-dir too) cannot touch files or extensions
+                           known_dirs=known_dir or None)
     write_findings(result, fmt.value, quiet=quiet)
     if verbose:
         for rid, why in result.silent:
             _note(f"silent: {rid}: {why}")
+        for rid, why in result.known:
+            _note(f"{rid}: {why}")
     if fail_on and result.at_or_above(fail_on.value):
         raise typer.Exit(int(ExitCode.FINDINGS))
 
@@ -387,6 +393,7 @@ from .watch import register as _register_watch; _register_watch(app)  # noqa: E4
 from .scrape import register as _register_scrape; _register_scrape(app)  # noqa: E402,E702 (cli/scrape.py)
 from .fleet import register as _register_fleet; _register_fleet(app)  # noqa: E402,E702 (cli/fleet.py)
 from .lnav import register as _register_lnav; _register_lnav(formats_app)  # noqa: E402,E702 (cli/lnav.py)
+from .known import register as _register_known; _register_known(app)  # noqa: E402,E702 (cli/known.py)
 
 
 def _is_click(exc: BaseException, name: str) -> bool:

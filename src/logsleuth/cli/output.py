@@ -387,7 +387,9 @@ def _findings_table(findings: list, crop: bool = False):
 
 def write_findings(result, fmt: str, quiet: bool = False, out=None) -> None:
     """What ``diagnose`` prints for an ``api.Diagnosis``: JSON, or the compact table first
-    and then (unless ``quiet``) each finding with its evidence and fix, grouped by run."""
+    and then (unless ``quiet``) each finding with its evidence, fix and known-issue citations,
+    grouped by run."""
+    from .citations import citation_text
     out = out or sys.stdout
     findings = result.findings
     if fmt == "json":
@@ -431,6 +433,7 @@ def write_findings(result, fmt: str, quiet: bool = False, out=None) -> None:
                 where = f"{f.source}:{e['line_no']}"
                 lines.append(f"           [dim]{markup_safe(where)}[/] {markup_safe((e.get('text') or '')[:240])}")
             lines.append(f"           fix: {markup_safe(f.fix)}")
+            lines += [f"           {markup_safe(citation_text(c))}" for c in getattr(f, "citations", [])]
         lines.append("")
     n = result.counts()
     lines.append(f"{len(findings)} finding(s): {n['critical']} critical, {n['warning']} warning, {n['info']} info")
@@ -438,6 +441,8 @@ def write_findings(result, fmt: str, quiet: bool = False, out=None) -> None:
 
 
 def _findings_markdown(result, quiet: bool, out) -> None:
+    from .citations import citation_text
+
     findings = result.findings
     lines = ["# logsleuth findings", ""]
     if not findings:
@@ -459,6 +464,7 @@ def _findings_markdown(result, quiet: bool, out) -> None:
                 if f.evidence:
                     lines.append(inert(f"  - evidence `{f.source}:{f.line_no}`: `{f.evidence[:300]}`"))
                 lines.append(inert(f"  - fix: {f.fix}"))
+                lines += [inert(f"  - {citation_text(c)}") for c in getattr(f, "citations", [])]
             lines.append("")
     out.write("\n".join(lines).rstrip("\n") + "\n")
 

@@ -242,8 +242,19 @@ def _findings_html(findings: list) -> str:
             out.append(f'<pre class="ev">{esc(src)}:{esc(e.get("line_no"))}  {esc(e.get("text"))}</pre>')
         if getattr(f, "fix", None):
             out.append(f'<div><b>Fix:</b> {esc(f.fix)}</div>')
+        out += [_citation_html(c) for c in getattr(f, "citations", None) or []]
         out.append("</div>")
     return "".join(out)
+
+
+def _citation_html(c: dict) -> str:
+    """A known upstream issue cited by a finding: links to the issues and pull requests."""
+    links = ", ".join(f'<a href="{esc(u)}" rel="noopener noreferrer">{esc(label)}</a>'
+                      for label, u in zip(c.get("upstream") or [], c.get("urls") or []) if u.startswith("https://"))
+    unknown = f"; not shown by the run: {esc(', '.join(c['unknown']))}" if c.get("unknown") else ""
+    return (f'<div class="known"><b>Known issue</b> <code>{esc(c["id"])}</code> ({links}): {esc(c["status"])}; '
+            f'{esc(c["version"])}. <b>Workaround:</b> {esc(c["workaround"])} '
+            f'<span class="muted">[confidence {esc(c["confidence"])}{unknown}]</span></div>')
 
 
 def _errors_html(errors: list) -> str:
