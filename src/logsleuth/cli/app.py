@@ -131,8 +131,8 @@ def ingest(
     from ..ingest.normalize import check_year
 
     check_year(year)  # a --year out of range is refused before anything is opened
-    env_files = api.checked_files(env or [])  # reports first: the runs that follow attach to them
-    files = env_files + [f for f in api.checked_files(paths) if f not in env_files]  # before the database is opened
+    env_files = api.checked_files(env or [], _note)  # reports first: the runs that follow attach to them
+    files = env_files + [f for f in api.checked_files(paths, _note) if f not in env_files]  # before the database is opened
     con = _db()
     try:
         results = _ingest(con, files, api.IngestOptions(label=label, replace=replace, gpu=gpu, year=year,
@@ -152,7 +152,7 @@ def _ingest_dataset(paths: list[str], **options) -> None:
     from ..ingest.normalize import check_year
 
     check_year(options.get("year"))
-    files = api.checked_files(paths)
+    files = api.checked_files(paths, _note)
 
     def on_done(job, outcome) -> None:
         failed = getattr(outcome, "message", None)
@@ -226,7 +226,7 @@ def diagnose(
 
     ingested = None
     if paths:
-        files = api.checked_files(paths)
+        files = api.checked_files(paths, _note)
         con = _db()
         try:
             ingested = api.ingested_run_ids(con, _ingest(con, files, api.IngestOptions(label=label, gpu=gpu,
@@ -360,7 +360,7 @@ def formats_check(
                                         show_default=False),
 ):
     """Check grammars, and the rules and views against them: schema, regexes, samples, event kinds, references."""
-    from ..formats.check import check_formats
+    from ..analysis.format_check import check_formats
 
     sys.stdout.write(check_formats(files or None, grammar_dirs=grammar_dir or (), rules_dirs=rules_dir or ()).line() + "\n")
 

@@ -92,7 +92,7 @@ _MAGIC = "logsleuth-help-1"
 
 def _save(path: str, text: str) -> None:
     from ..errors import LogsleuthError
-    from ..safe_write import write_atomic  # whole or absent: a concurrent reader never sees half a help
+    from ..report.safe_write import write_atomic  # whole or absent: a concurrent reader never sees half a help
 
     data = text.encode("utf-8", "surrogateescape")
     try:

@@ -28,7 +28,7 @@ import duckdb
 
 from ..errors import DatabaseError, DatabaseLockedError, UsageError
 from ..resources import data_path
-from .migrations import migrate
+from .migrations import Derivations, migrate  # noqa: F401  (Derivations: open_db's type)
 from .schema import SCHEMA_VERSION
 
 DEFAULT_DB = "logsleuth.duckdb"
@@ -134,7 +134,10 @@ def _connect_waiting(path: str, read_only: bool, wait_s: float, on_wait, on_prog
 
 def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float | None = None,
             on_wait: Callable[[float], None] | None = None, create: bool = True,
-            on_progress: Callable[[float], None] | None = None) -> duckdb.DuckDBPyConnection:
+            on_progress: Callable[[float], None] | None = None,
+            derived: "Derivations | None" = None) -> duckdb.DuckDBPyConnection:
+    """``derived``: what the upgrade steps of an older database need from above ``db/``
+    (``migrations.Derivations``; ``api.open_db`` gives it)."""
     path = path or default_db_path()
     if wait_s is None:
         wait_s = lock_timeout()
@@ -145,7 +148,7 @@ def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float |
                 raise DatabaseError(f"{path}: no database yet", hint="run `logsleuth ingest FILE` first")
             con = _connect_waiting(path, False, wait_s, on_wait, on_progress)  # create the empty schema once
             try:
-                _ensure_schema(con, path)
+                _ensure_schema(con, path, derived)
             finally:
                 con.close()
     con = _connect_waiting(path, read_only, wait_s, on_wait, on_progress)
@@ -154,11 +157,11 @@ def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float |
             if _check_version(con, path) < SCHEMA_VERSION:  # upgrade once, then reopen read-only
                 con.close()
                 con = _connect_waiting(path, False, wait_s, on_wait, on_progress)
-                _ensure_schema(con, path)
+                _ensure_schema(con, path, derived)
                 con.close()
                 con = _connect_waiting(path, True, wait_s, on_wait, on_progress)
         else:
-            _ensure_schema(con, path)
+            _ensure_schema(con, path, derived)
     except BaseException:
         con.close()
         raise
@@ -184,7 +187,7 @@ def _check_version(con, path: str) -> int:
     return int(row[0]) if row else SCHEMA_VERSION
 
 
-def _ensure_schema(con, path: str) -> None:
+def _ensure_schema(con, path: str, derived=None) -> None:
     try:
         tables = {r[0] for r in con.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
@@ -198,7 +201,7 @@ def _ensure_schema(con, path: str) -> None:
                             hint="use another --db")
     try:
         with transaction(con):
-            migrate(con, tables, version)  # named steps of db/migrations.py, each recorded
+            migrate(con, tables, version, derived)  # named steps of db/migrations.py, each recorded
             con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
             create_views(con)
     except duckdb.Error as exc:

@@ -80,7 +80,7 @@ def _open_work_db(work: Path):
 
 def _detection(path: str):
     """The whole file's detection (its head), as a whole-file ingest makes it."""
-    from ..formats.check import checked_grammars
+    from ..ingest.grammars import checked_grammars
     from ..ingest.detect import detect
     from ..ingest.pipeline import DETECT_BYTES
 

@@ -23,7 +23,7 @@ import polars as pl
 
 from ..db import schema
 from ..errors import BadInputError, LogsleuthError
-from ..formats.check import checked_grammars
+from .grammars import checked_grammars
 from ..formats.grammar import role_map
 from . import source as source_mod
 from .detect import Detection, detect
@@ -70,13 +70,16 @@ def ingest_source(con, path: str, opts: IngestOptions, batched: bool = False) ->
     """Ingest one file in its own transaction; ``batched``: inside the caller's open
     transaction, under the memory cap the caller set (``ingest_memory``)."""
     src = open_source(path)
-    from ..telemetry import ingest_telemetry, telemetry_kind  # metrics, GPU samples, bench JSON: own path
+    from .inputs import telemetry_kind  # metrics, GPU samples, bench JSON: the telemetry layer's path
 
     if (kind := telemetry_kind(src)) is not None:
         try:
             if batched:
                 raise NotBatchable(path)
-            return ingest_telemetry(con, src, kind, opts)
+            if opts.store_telemetry is None:
+                raise BadInputError(f"{src.display_name}: a telemetry file ({kind}); ingest it through "
+                                    "logsleuth.ingest_files, which stores telemetry")
+            return opts.store_telemetry(con, src, kind, opts)
         finally:
             src.close()
     if batched:

@@ -12,16 +12,8 @@ NCCL lines need no parser of their own: ``queries/views/nccl_*.sql`` derive
 """
 from __future__ import annotations
 
-from .detect import detect_telemetry
+from ..formats.telemetry_detect import detect_telemetry
+from ..ingest.inputs import telemetry_kind
 from .store import ingest_telemetry
 
 __all__ = ["telemetry_kind", "detect_telemetry", "ingest_telemetry"]
-
-_HEAD_BYTES = 256 * 1024
-
-
-def telemetry_kind(src) -> str | None:
-    from ..ingest.read import _read_head
-
-    head = _read_head(src.real_path, src.compressed, src.display_name, _HEAD_BYTES).decode("utf-8", "replace")
-    return detect_telemetry(head)

@@ -173,7 +173,7 @@ class Watch:
                    "db": self.o.db_path})
 
     def _scan_dirs(self) -> None:
-        from ..api import LOG_SUFFIXES
+        from ..intake.paths import LOG_SUFFIXES
 
         known = {s.path for s in self.sources}
         for d in self._dirs:
