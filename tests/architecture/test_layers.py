@@ -90,3 +90,19 @@ def test_the_layer_order_is_the_documented_one():
 ])
 def test_the_check_sees_upward_and_sibling_imports(edge, expected):
     assert violations(edge) == expected
+
+
+def test_environment_is_read_in_settings_only():
+    """``settings.py`` is the one module that reads environment variables: a variable read
+    elsewhere is a setting nobody can find."""
+    import ast
+
+    readers = []
+    for name, mod in modules().items():
+        if name == "logsleuth.settings":
+            continue
+        for node in ast.walk(mod.tree):
+            if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb") \
+                    and isinstance(node.value, ast.Name) and node.value.id == "os":
+                readers.append(f"{mod.rel}:{node.lineno}")
+    assert readers == []

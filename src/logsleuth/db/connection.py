@@ -26,6 +26,7 @@ from typing import Callable
 
 import duckdb
 
+from .. import settings
 from ..errors import DatabaseError, DatabaseLockedError, UsageError
 from ..resources import data_path
 from .migrations import Derivations, migrate  # noqa: F401  (Derivations: open_db's type)
@@ -42,12 +43,12 @@ _FOREIGN_MAGIC = [(b"SQLite format 3\x00", "an SQLite database"), (b"\x1f\x8b", 
 
 
 def default_db_path() -> str:
-    return os.environ.get("LOGSLEUTH_DB") or DEFAULT_DB
+    return settings.database() or DEFAULT_DB
 
 
 def lock_timeout() -> float:
     """Seconds to wait for a locked database: $LOGSLEUTH_LOCK_TIMEOUT, else 30."""
-    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    raw = settings.lock_timeout_text()  # (the variable LOCK_TIMEOUT_ENV names)
     if not raw:
         return LOCK_WAIT_S
     try:

@@ -22,6 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from ..db import schema
+from .. import settings
 from ..errors import BadInputError, LogsleuthError
 from .grammars import checked_grammars
 from ..formats.grammar import role_map
@@ -122,7 +123,7 @@ def ingest_memory(con):
 def ingest_memory_limit(default: str = INGEST_MEMORY) -> str:
     """The memory cap of an ingest: ``default`` (INGEST_MEMORY), or LOGSLEUTH_INGEST_MEMORY
     when it is set (a size; anything else is refused)."""
-    return _memory_setting(os.environ.get("LOGSLEUTH_INGEST_MEMORY", default))
+    return _memory_setting(settings.ingest_memory(default))
 
 
 def raise_memory_for_derivation(con) -> None:
