@@ -102,7 +102,7 @@ def _parse_params(where: str, text: str) -> dict:
     return params
 
 
-def parse_rule(path: Path, checked: "SelectOnlyCache | None" = None) -> Rule:
+def parse_rule(path: Path, checked: "SelectOnlyCache | None" = None) -> Rule:  # noqa: C901 (one guard per header field, in file order)
     """The rule in ``path``, validated (a ``GrammarError`` naming the file otherwise);
     ``checked`` remembers SQL already found to be one SELECT (see ``SelectOnlyCache``)."""
     header, body_lines = _split_header(path.read_text(encoding="utf-8"))
