@@ -3,7 +3,7 @@
 Contract: every command parses its arguments, opens the database, calls ``logsleuth.api``
 (the same functions ``import logsleuth`` gives) and renders with ``cli/output.py``;
 ``cli/`` holds no SQL. Results go to stdout, progress and notes to stderr. A
-``LogsleuthError`` becomes one line ``Error: ...`` and its exit code (README "Exit
+``LogsleuthError`` becomes one line ``Error: ...`` and its exit code (docs/commands.md "Exit
 codes"); without ``--debug`` no traceback reaches the user. ``--db`` and ``--debug`` may
 come before or after the subcommand (``cli/params.py``). Heavy modules (polars, duckdb,
 rich) are imported inside commands so that ``logsleuth --help`` stays fast.
@@ -60,7 +60,7 @@ def main_options(
     db: Optional[str] = typer.Option(None, "--db", envvar="LOGSLEUTH_DB", metavar="PATH",
                                      help="DuckDB database file (default ./logsleuth.duckdb)."),
     dataset: Optional[str] = typer.Option(None, "--dataset", envvar="LOGSLEUTH_DATASET", metavar="DIR",
-                                          help="A Parquet fleet dataset instead of a database (README \"Fleet\")."),
+                                          help="A Parquet fleet dataset instead of a database (docs/fleet.md)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for internal errors."),
     version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
                                  help="Print the version and exit."),

@@ -2,7 +2,7 @@
 
 Contract: ``Watch(options, emit).run()`` polls every followed source, feeds new lines to
 each source's ``SourceTracker``, passes every notice (dict; see ``phases.py`` and the
-README section "Live watch") to ``emit`` in order, stores the new bytes in the database
+docs/watch.md) to ``emit`` in order, stores the new bytes in the database
 on a background thread every ``store_every_s`` seconds (short transactions, the database
 closed in between) and reports the findings of the rules as ``finding`` notices, each
 once. It returns the exit code: ``EXIT_OK`` when the ``--exit-on`` condition was met or a
