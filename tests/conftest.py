@@ -79,3 +79,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             f"{n} test(s) skipped because the corpus of real server logs is absent. To run them, "
             f"put the corpus (public logs, each fetched byte for byte from the repository and commit "
             f"its MANIFEST.md names) in {CORPUS} or point LOGSLEUTH_CORPUS at it; see docs/testing.md.")
+
+
+@pytest.fixture(autouse=True)
+def _natural_width(monkeypatch):
+    """Output at its natural width unless a test sets COLUMNS itself: pytest-xdist workers
+    inherit a COLUMNS of the controller's terminal, which would wrap the tables that the
+    rendering tests read."""
+    monkeypatch.delenv("COLUMNS", raising=False)
