@@ -57,3 +57,33 @@ try:
     _hyp_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 except ImportError:  # hypothesis is a test extra; tests that need it import it themselves
     pass
+
+
+def _corpus_skip(report) -> bool:
+    """A skip whose reason says the real corpus is absent (the fixtures and markers above and
+    in the folders all say "corpus" in their reason)."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return "corpus" in reason.lower()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Say at the end how many tests skipped because the real corpus is absent, and how to
+    get it, so that a green run without it is not mistaken for a full one."""
+    if CORPUS.is_dir():
+        return
+    n = sum(1 for r in terminalreporter.stats.get("skipped", []) if _corpus_skip(r))
+    if n:
+        terminalreporter.write_sep("-", "real corpus absent")
+        terminalreporter.write_line(
+            f"{n} test(s) skipped because the corpus of real server logs is absent. To run them, "
+            f"put the corpus (public logs, each fetched byte for byte from the repository and commit "
+            f"its MANIFEST.md names) in {CORPUS} or point LOGSLEUTH_CORPUS at it; see docs/testing.md.")
+
+
+@pytest.fixture(autouse=True)
+def _natural_width(monkeypatch):
+    """Output at its natural width unless a test sets COLUMNS itself: pytest-xdist workers
+    inherit a COLUMNS of the controller's terminal, which would wrap the tables that the
+    rendering tests read."""
+    monkeypatch.delenv("COLUMNS", raising=False)

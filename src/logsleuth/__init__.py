@@ -1,6 +1,6 @@
 """logsleuth: forensics for SGLang and vLLM inference-server logs, backed by DuckDB.
 
-``import logsleuth`` gives the library API (no typer, no rich; README "Python API")::
+``import logsleuth`` gives the library API (no typer, no rich; docs/python-api.md)::
 
     import logsleuth
     con = logsleuth.open_db("logsleuth.duckdb")

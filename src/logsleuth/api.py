@@ -11,16 +11,13 @@ ids, and no selector means every run. Every function taking ``selectors`` uses i
 """
 from __future__ import annotations
 
-import glob
-import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from .db import queries
 from .db.connection import default_db_path, fetch_frame, open_db as open_database
-from .errors import BadInputError, NoRunsError, QueryError, UsageError
+from .errors import NoRunsError, QueryError, UsageError
 from .fleet.views import is_dataset, open_dataset
 from .table import Table
 
@@ -32,8 +29,7 @@ if TYPE_CHECKING:
     from .analysis.compare import CompareResult
     from .analysis.rules import Finding
 
-LOG_SUFFIXES = {".log", ".txt", ".out", ".err", ".md", ".gz", ".jsonl", "",
-                ".json", ".csv", ".prom", ".metrics"}  # + telemetry files beside the logs
+from .intake.paths import LOG_SUFFIXES  # noqa: E402,F401  (re-exported)
 
 __all__ = ["open_db", "open_dataset", "is_dataset", "ingest_dataset", "fleet_summary", "expand_paths", "checked_files", "ingest_files", "query", "run_sql", "runs",
            "resolve_runs", "resolve_run", "run_details", "show_runs", "diagnose", "diagnosis", "compare", "report_html",
@@ -58,69 +54,41 @@ def open_db(path: str | None = None, **options):
     schema); a fleet dataset folder opens as a read-only view of its Parquet files instead."""
     if path and is_dataset(path):
         return open_dataset(path)
+    from .derive.upgrades import derivations
+
+    options.setdefault("derived", derivations())
     return open_database(path, **options)
 
 
 # --------------------------------------------------------------------------- ingest
 
-def expand_paths(paths: Iterable[str]) -> list[str]:
-    """Files as given, globs expanded, directories walked for log-like files (sorted)."""
-    out: list[str] = []
-    for p in paths:
-        if p == "-":
-            out.append(p)
-            continue
-        if any(ch in p for ch in "*?[") and not os.path.exists(p):
-            from .walk import glob_paths  # ** never loops on a symlink loop
-            hits = sorted(glob_paths(p))
-            if not hits:
-                raise BadInputError(f"{p}: no file matches this pattern")
-            out.extend(h for h in hits if os.path.isfile(h))
-            continue
-        path = Path(p)
-        if path.is_dir():
-            # which files are logs is decided by their content (ingest/select.py), not their names
-            from .ingest.select import select_logs
+def expand_paths(paths: Iterable[str], on_note: Callable[[str], None] | None = None) -> list[str]:
+    """Files as given, globs expanded, directories walked for inputs (``intake/paths.py``);
+    ``on_note(text)`` hears of each file a folder walk skipped and why."""
+    from .intake.paths import expand_paths as _expand
 
-            found, skipped = select_logs(sorted(str(f) for f in path.rglob("*")
-                                                if f.is_file() and not f.name.startswith(".")))
-            for f, why in skipped:
-                print(f"note: skipped {f}: {why}", file=sys.stderr)
-            if not found:
-                raise BadInputError(f"{p}: is a directory with no log files in it")
-            out.extend(found)
-            continue
-        out.append(p)
-    from .ingest.source import order_rotated  # on use: the ingest modules load polars (~0.4 s)
-
-    return order_rotated(out)  # a rotated set oldest first (server.log.2.gz, server.log.1, server.log)
+    return _expand(paths, on_note)
 
 
-def checked_files(paths: Iterable[str]) -> list[str]:
+def checked_files(paths: Iterable[str], on_note: Callable[[str], None] | None = None) -> list[str]:
     """``expand_paths``, then every file checked (exists, readable, not empty or binary)
     before any database is opened: nothing is written when one of several files is bad."""
-    from .ingest.read import check_input
+    from .intake.paths import checked_files as _checked
 
-    files = expand_paths(paths)
-    for p in files:
-        if p != "-":
-            check_input(p)
-    return files
+    return _checked(paths, on_note)
 
 
 def ingest_files(con, paths: Iterable[str], options: IngestOptions | None = None,
                  on_file: Callable[[str], None] | None = None,
                  progress: Callable[[str, int, int], None] | None = None,
                  on_result: Callable[[IngestResult], None] | None = None) -> list[IngestResult]:
-    """Ingest each path (globs and directories expanded), each all-or-nothing (small files
-    share one transaction per batch: ``ingest/batch.py``); stops at the first bad input.
-    ``on_file(path)`` is called before a file, ``progress(path, bytes_done, bytes_total)``
-    while it is read, ``on_result(result)`` once it is committed."""
-    from .ingest.batch import ingest_paths
-    from .ingest.pipeline import IngestOptions
+    """Ingest each path (globs and directories expanded), logs and telemetry alike, each
+    all-or-nothing (small files share one transaction per batch: ``ingest/batch.py``); stops
+    at the first bad input. ``on_file(path)`` is called before a file, ``progress(path,
+    bytes_done, bytes_total)`` while it is read, ``on_result(result)`` once it is committed."""
+    from .intake import ingest_files as _ingest
 
-    return ingest_paths(con, expand_paths(paths), options or IngestOptions(), on_file=on_file,
-                        progress=progress, on_result=on_result)
+    return _ingest(con, paths, options, on_file=on_file, progress=progress, on_result=on_result)
 
 
 def ingested_run_ids(con, results: Iterable[IngestResult]) -> list[int]:

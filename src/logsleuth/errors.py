@@ -10,7 +10,7 @@ import enum
 
 
 class ExitCode(enum.IntEnum):
-    """Documented process exit codes (README "Exit codes")."""
+    """Documented process exit codes (docs/commands.md "Exit codes")."""
 
     OK = 0
     FINDINGS = 1  # diagnose found something at or above --fail-on

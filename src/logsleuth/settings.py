@@ -1,5 +1,5 @@
 """Settings read from the environment: the one place logsleuth reads environment variables
-for its user folders.
+(a test in tests/architecture checks that no other module does).
 
 Contract: pure functions, read at call time (never cached at import, so tests and
 long-running processes see changes). Nothing here creates folders.
@@ -9,6 +9,11 @@ long-running processes see changes). Nothing here creates folders.
 - ``user_cache_dir()``: ``$XDG_CACHE_HOME/logsleuth`` (default ``~/.cache/logsleuth``).
 - ``grammar_cache_enabled()``: False when ``LOGSLEUTH_NO_GRAMMAR_CACHE`` is set (always
   re-check grammar files instead of trusting a stamp of an earlier check).
+- ``database()``: ``LOGSLEUTH_DB`` (None when unset or empty); ``lock_timeout_text()``:
+  ``LOGSLEUTH_LOCK_TIMEOUT`` as written (``db/connection.py`` checks it);
+  ``ingest_memory(default)``: ``LOGSLEUTH_INGEST_MEMORY`` or ``default``; ``columns()``:
+  ``COLUMNS`` as written (the CLI's output width); ``values(names)``: several variables at
+  once, for a cache key.
 """
 from __future__ import annotations
 
@@ -39,3 +44,23 @@ def user_cache_dir() -> Path:
 
 def grammar_cache_enabled() -> bool:
     return not os.environ.get("LOGSLEUTH_NO_GRAMMAR_CACHE")
+
+
+def database() -> str | None:
+    return os.environ.get("LOGSLEUTH_DB") or None
+
+
+def lock_timeout_text() -> str:
+    return os.environ.get("LOGSLEUTH_LOCK_TIMEOUT", "").strip()
+
+
+def ingest_memory(default: str) -> str:
+    return os.environ.get("LOGSLEUTH_INGEST_MEMORY", default)
+
+
+def columns() -> str:
+    return os.environ.get("COLUMNS", "").strip()
+
+
+def values(names) -> list[tuple[str, str | None]]:
+    return [(k, os.environ.get(k)) for k in names]

@@ -40,27 +40,12 @@ def run(story_db, monkeypatch):
 def invoke(monkeypatch):
     """``invoke(*argv, stdin=None, env=None)``: the entry point in-process with exactly
     ``argv`` (no --db added) -> (exit code, stdout, stderr)."""
-    import io
-    import sys
-
-    from logsleuth.cli.app import main
-
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("LOGSLEUTH_DB", raising=False)
 
     def _invoke(*argv: str, stdin: str | None = None, env: dict | None = None):
         for k, v in (env or {}).items():
             monkeypatch.setenv(k, v)
-        out, err = io.StringIO(), io.StringIO()
-        saved = sys.argv, sys.stdout, sys.stderr, sys.stdin
-        sys.argv, sys.stdout, sys.stderr, sys.stdin = ["logsleuth", *argv], out, err, io.StringIO(stdin or "")
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        finally:
-            sys.argv, sys.stdout, sys.stderr, sys.stdin = saved
-        return code, out.getvalue(), err.getvalue()
+        return run_in_process(*argv, db=None, stdin=stdin)
 
     return _invoke

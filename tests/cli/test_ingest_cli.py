@@ -9,10 +9,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
 
 import pytest
 
+from support.cli import run_in_process
 from support.paths import SAMPLES
 
 from logsleuth.errors import ExitCode
@@ -23,21 +23,12 @@ BASELINE = str(SAMPLES / "sglang_baseline.log")
 
 
 @pytest.fixture
-def run(capsys, monkeypatch, db_path):
+def run(monkeypatch, db_path):
     """Run ``logsleuth --db <db> ARGS`` in-process; return (exit code, stdout, stderr)."""
-    from logsleuth.cli import app as cli
+    monkeypatch.delenv("LOGSLEUTH_DB", raising=False)
 
     def _run(*args, db=db_path):
-        monkeypatch.setattr(sys, "argv", ["logsleuth", "--db", db, *args])
-        monkeypatch.delenv("LOGSLEUTH_DB", raising=False)
-        capsys.readouterr()
-        try:
-            cli.main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        out, err = capsys.readouterr()
-        return code, out, err
+        return run_in_process(*args, db=db)
 
     return _run
 

@@ -13,9 +13,9 @@ import pytest
 import logsleuth
 from logsleuth import api
 from logsleuth.db import schema
-from logsleuth.db.connection import open_db
+from logsleuth import open_db  # the library opener: it hands the upgrade steps their derivations
 from logsleuth.formats import grammar as G
-from logsleuth.formats.check import _Known, reference_problems
+from logsleuth.analysis.format_check import _Known, reference_problems
 from support.db import unsplit
 from support.paths import ROOT, SAMPLES
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import duckdb
 
 from logsleuth.db import migrations
-from logsleuth.db.connection import open_db
+from logsleuth import open_db  # the library opener: it hands the upgrade steps their derivations
 from logsleuth.db.schema import SCHEMA_VERSION
 
 
@@ -39,7 +39,7 @@ def test_a_pending_step_runs_once_and_is_recorded(tmp_path, monkeypatch):
     open_db(str(db)).close()
     ran = []
 
-    def add_column(con, tables):
+    def add_column(con, tables, derived):
         ran.append(sorted(tables & {"runs", "sources"}))
         con.execute("ALTER TABLE runs ADD COLUMN IF NOT EXISTS test_note VARCHAR")
 

@@ -8,7 +8,7 @@ import logsleuth
 from logsleuth import api
 from logsleuth.db import schema
 from logsleuth.formats.grammar import default_grammars
-from logsleuth.db.connection import open_db
+from logsleuth import open_db  # the library opener: it hands the upgrade steps their derivations
 
 from support.db import unsplit
 from support.paths import SAMPLES

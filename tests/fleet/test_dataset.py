@@ -54,6 +54,7 @@ def _names(con) -> dict:
     return {"source": source, "run": run, "other": other}
 
 
+@pytest.mark.slow  # dataset ingests, 40-60 s each here
 def test_dataset_tables_equal_database_tables(fleet_dir, tmp_path):
     files = _logs(fleet_dir)[:3] + [str(SAMPLES / "vllm_eagle3.log")]
     db = logsleuth.open_db(str(tmp_path / "one.duckdb"))
@@ -73,6 +74,7 @@ def test_dataset_tables_equal_database_tables(fleet_dir, tmp_path):
     assert ds.execute("SELECT count(*) FROM run_summary").fetchone()[0] == len(files)
 
 
+@pytest.mark.slow  # dataset ingests, 40-60 s each here
 def test_findings_on_dataset_equal_findings_on_database(fleet_dir, tmp_path):
     files = _logs(fleet_dir)[2:6]
     db = logsleuth.open_db(str(tmp_path / "one.duckdb"))
@@ -91,6 +93,7 @@ def test_findings_on_dataset_equal_findings_on_database(fleet_dir, tmp_path):
     assert got == want
 
 
+@pytest.mark.slow  # dataset ingests, 40-60 s each here
 def test_ids_are_unique_and_partitions_are_hive_style(fleet_dir, tmp_path):
     target = tmp_path / "ds"
     ingest_dataset(str(target), _logs(fleet_dir), host_from="{host}/server.log", executor="serial")
@@ -132,6 +135,7 @@ def test_reingest_is_a_noop_and_a_grown_file_replaces_its_source(fleet_dir, tmp_
     assert on_disk == listed
 
 
+@pytest.mark.slow  # dataset ingests, 40-60 s each here
 def test_a_corrupt_file_fails_alone(fleet_dir, tmp_path):
     bad = tmp_path / "bad.log"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40)
@@ -152,6 +156,7 @@ ingest_dataset(sys.argv[1], sys.argv[2:], executor="serial", on_done=die)
 """
 
 
+@pytest.mark.slow  # dataset ingests, 40-60 s each here
 def test_kill_mid_ingest_leaves_the_previous_manifest(fleet_dir, tmp_path):
     target = tmp_path / "ds"
     logs = _logs(fleet_dir)

@@ -1,6 +1,8 @@
 """The fleet from the command line: ingest --dataset, then the ordinary commands and `fleet`."""
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from support.cli import run_in_process as _run
@@ -10,6 +12,7 @@ def run_in_process(*args: str) -> tuple[int, str, str]:
     return _run(*args, db=None)  # the dataset is named by --dataset
 
 
+@pytest.mark.slow  # a dataset round trip, ~65 s here
 def test_cli_dataset_round_trip(fleet_dir, tmp_path):
     ds = str(tmp_path / "ds")
     logs = sorted(str(p) for p in fleet_dir.rglob("server.log"))

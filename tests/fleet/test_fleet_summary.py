@@ -5,6 +5,8 @@ import pytest
 
 from logsleuth.fleet import fleet_summary, ingest_dataset, open_dataset
 
+pytestmark = pytest.mark.slow  # a seven-host fleet dataset built per module (~70 s here)
+
 
 @pytest.fixture(scope="module")
 def fleet_con(fleet_dir, tmp_path_factory):

@@ -7,6 +7,8 @@ ray = pytest.importorskip("ray")
 
 from logsleuth.fleet import fleet_summary, ingest_dataset, open_dataset  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a Ray cluster
+
 
 @pytest.fixture(scope="module")
 def ray_cluster():

@@ -15,6 +15,8 @@ from logsleuth.report import build_report
 from logsleuth.report.data import ReportData
 from logsleuth.report.html import render
 
+pytestmark = pytest.mark.slow  # a seven-host fleet dataset built per module (~60 s here), headless Chromium
+
 CHROMIUM = "/usr/bin/chromium"
 
 

@@ -15,6 +15,8 @@ from logsleuth.fleet.ranges import RangeOutcome, seam_disagreement
 from logsleuth.fleet.split import ByteRange, plan_split
 from support.paths import SAMPLES
 
+pytestmark = pytest.mark.slow  # generated multi-launch logs parsed whole and in byte ranges (12-65 s a test here)
+
 ERAS = SAMPLES / "eras"
 #: several launches of one engine in one file, as a server restarted under a supervisor writes them
 LAUNCHES = {

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logsleuth.errors import ExitCode, GrammarError
-from logsleuth.formats.check import check_formats
+from logsleuth.analysis.format_check import check_formats
 from logsleuth.formats.grammar import default_grammars, grammar_files, load_grammars
 from logsleuth.ingest.parse import classify_lines, patterns_for
 
@@ -61,7 +61,7 @@ def _write(tmp_path: Path, body: str, name: str = "broken.toml") -> Path:
 
 def _load_with_shipped(path: Path):
     """Check a user grammar beside the shipped ones, samples through the classifier included
-    (formats/check.py: the loader in formats/grammar.py does not import the classifier)."""
+    (ingest/grammars.py: the loader in formats/grammar.py does not import the classifier)."""
     return check_formats([path])
 
 

@@ -1,4 +1,4 @@
-"""Tests for logsleuth.ingest.drain: masking, Drain clustering, alignment, determinism."""
+"""Tests for logsleuth.derive.drain: masking, Drain clustering, alignment, determinism."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logsleuth.ingest import drain as T
-from logsleuth.ingest.drain import WILDCARD, mask_messages, mine_templates
+from logsleuth.derive import drain as T
+from logsleuth.derive.drain import WILDCARD, mask_messages, mine_templates
 
 from support.paths import CORPUS  # noqa: E402  (the corpus beside the checkout)
 

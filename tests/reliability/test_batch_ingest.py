@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 import logsleuth
+from logsleuth.intake import ingest_options
 from logsleuth.db import diskfull
 from logsleuth.errors import BadInputError
 from logsleuth.ingest import batch as batch_mod
@@ -69,7 +70,8 @@ def _tables(db: str) -> dict[str, list]:
 def _one_by_one(db: str, paths: list[str]) -> list:
     con = logsleuth.open_db(db)
     try:
-        return [pipeline.ingest_source(con, p, IngestOptions()) for p in paths]
+        opts = ingest_options(IngestOptions())  # with the telemetry store, as the library's ingest has it
+        return [pipeline.ingest_source(con, p, opts) for p in paths]
     finally:
         con.close()
 

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from logsleuth.db import diskfull
-from logsleuth.safe_write import write_atomic
+from logsleuth.report.safe_write import write_atomic
 from support.cli import run_in_process
 from support.paths import SAMPLES
 

@@ -25,6 +25,8 @@ from logsleuth.ingest.read import iter_chunks, open_source
 
 from support.paths import SAMPLES
 
+pytestmark = pytest.mark.slow  # fuzz
+
 SAMPLE_LINES = sorted({s for g in load_grammars() for p in g.patterns for s in p.samples})
 _FILES = [SAMPLES / "sglang_tuned_v1.log", SAMPLES / "vllm_eagle3.log", SAMPLES / "eras" / "sglang_capture_oom.log",
           SAMPLES / "eras" / "vllm_v1_0.8.5_spec.log", SAMPLES / "bench_sglang_tuned_v1_c1.txt"]

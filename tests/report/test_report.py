@@ -285,6 +285,7 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
 
 
+@pytest.mark.slow  # headless Chromium
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="chromium not installed (/usr/bin/chromium)")
 def test_report_in_headless_chromium(page, tmp_path):
     html, build_t = page

@@ -1,11 +1,11 @@
-"""The rule loader remembers which rule SQL was found to be one SELECT (analysis/rules.py
+"""The rule loader remembers which rule SQL was found to be one SELECT (analysis/select_cache.py
 ``SelectOnlyCache``): a second load parses nothing again, a corrupt cache only costs a check,
 and SQL that is not one SELECT is refused every time (never remembered)."""
 from __future__ import annotations
 
 import pytest
 
-from logsleuth.analysis import rules as rules_mod
+from logsleuth.analysis import select_cache as rules_mod
 from logsleuth.analysis.rules import load_rules
 from logsleuth.errors import GrammarError
 

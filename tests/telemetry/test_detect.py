@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from logsleuth.telemetry.detect import detect_telemetry
+from logsleuth.formats.telemetry_detect import detect_telemetry
 
 EXPECTED = {
     "nvidia_smi_lms.csv": "nvidia_smi_csv", "nvidia_smi_padded.csv": "nvidia_smi_csv",

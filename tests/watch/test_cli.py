@@ -68,6 +68,7 @@ def test_folder_picks_up_a_log_that_appears_later(tmp_path):
     assert any(n["event"] == "end" and n["state"] == "crashed" for n in notices)
 
 
+@pytest.mark.slow  # a replay until the finding appears, ~20 s
 def test_exit_on_finding(tmp_path):
     log = tmp_path / "oom.log"
     log.write_bytes((SAMPLES / "eras" / "sglang_capture_oom.log").read_bytes())

@@ -18,6 +18,8 @@ from conftest import SEED
 from support.cli import run_cli
 from support.paths import SAMPLES
 
+pytestmark = pytest.mark.slow  # replays logs through `logsleuth watch` in (sped-up) real time: 20-35 s a test
+
 SPEED = 100.0
 
 

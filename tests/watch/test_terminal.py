@@ -17,6 +17,8 @@ from replayer import Replayer
 from conftest import SEED
 from support.paths import ROOT
 
+pytestmark = pytest.mark.slow  # drives the live view in tmux
+
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 
 

@@ -29,7 +29,7 @@ from .severity import SEVERITIES
 from .config_diff import ConfigRow, Equivalents, config_diff, load_equivalents  # noqa: F401  (re-exported)
 from .timeline import startup_phases  # noqa: F401  (re-exported: compare's time to ready falls back on it)
 from .selectors import resolve_runs  # noqa: F401  (re-exported: the one resolver)
-from ..telemetry.compare_rows import LOADERS as TELEMETRY_LOADERS, telemetry_rows
+from .compare_telemetry import LOADERS as TELEMETRY_LOADERS, telemetry_rows
 
 #: concurrency bands by running requests: (label, low, high inclusive; None = open)
 BANDS: list[tuple[str, int, int | None]] = [
@@ -196,7 +196,7 @@ LOADERS: dict[str, Callable[[Context], Any]] = {
     "bands": _load_bands,  # queries/app/compare_bands.sql
     "bench": _load_bench,  # queries/app/compare_bench_results.sql
     "finding_counts": _load_finding_counts,
-    **TELEMETRY_LOADERS,  # telemetry/compare_rows.py: GPU figures while serving, bench-file latencies
+    **TELEMETRY_LOADERS,  # compare_telemetry.py: GPU figures while serving, bench-file latencies
 }
 
 
@@ -326,7 +326,7 @@ METRICS: list[Metric | Callable[[Context], list[Metric]]] = [
     _band_rows,
     Metric("peak_gen_tok_s", "peak gen throughput", "throughput", "tok/s", "higher", summary("peak_gen_tok_s", 1)),
     _bench_rows,
-    telemetry_rows,  # telemetry/compare_rows.py: GPU utilisation/power while serving, TTFT/ITL p50/p99 per concurrency
+    telemetry_rows,  # compare_telemetry.py: GPU utilisation/power while serving, TTFT/ITL p50/p99 per concurrency
     _finding_rows,
 ]
 

@@ -3,7 +3,7 @@
 Contract: ``Metric(key, title, group, unit, better, value)``; ``value(ctx, column)`` reads
 the row's figure for one compared column from the context's loaded data
 (``ctx.get(loader)``). It lives apart from analysis/compare.py so that modules that add
-rows (telemetry/compare_rows.py) declare them without importing the comparison itself.
+rows (compare_telemetry.py) declare them without importing the comparison itself.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Contract: every command parses its arguments, opens the database, calls ``logsleuth.api``
 (the same functions ``import logsleuth`` gives) and renders with ``cli/output.py``;
 ``cli/`` holds no SQL. Results go to stdout, progress and notes to stderr. A
-``LogsleuthError`` becomes one line ``Error: ...`` and its exit code (README "Exit
+``LogsleuthError`` becomes one line ``Error: ...`` and its exit code (docs/commands.md "Exit
 codes"); without ``--debug`` no traceback reaches the user. ``--db`` and ``--debug`` may
 come before or after the subcommand (``cli/params.py``). Heavy modules (polars, duckdb,
 rich) are imported inside commands so that ``logsleuth --help`` stays fast.
@@ -60,7 +60,7 @@ def main_options(
     db: Optional[str] = typer.Option(None, "--db", envvar="LOGSLEUTH_DB", metavar="PATH",
                                      help="DuckDB database file (default ./logsleuth.duckdb)."),
     dataset: Optional[str] = typer.Option(None, "--dataset", envvar="LOGSLEUTH_DATASET", metavar="DIR",
-                                          help="A Parquet fleet dataset instead of a database (README \"Fleet\")."),
+                                          help="A Parquet fleet dataset instead of a database (docs/fleet.md)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for internal errors."),
     color: Optional[ColorMode] = typer.Option(None, "--color", help="Style the output: auto (on a terminal, "
                                               "unless NO_COLOR is set), always, never."),
@@ -135,8 +135,8 @@ def ingest(
     from ..ingest.normalize import check_year
 
     check_year(year)  # a --year out of range is refused before anything is opened
-    env_files = api.checked_files(env or [])  # reports first: the runs that follow attach to them
-    files = env_files + [f for f in api.checked_files(paths) if f not in env_files]  # before the database is opened
+    env_files = api.checked_files(env or [], _note)  # reports first: the runs that follow attach to them
+    files = env_files + [f for f in api.checked_files(paths, _note) if f not in env_files]  # before the database is opened
     con = _db()
     try:
         results = _ingest(con, files, api.IngestOptions(label=label, replace=replace, gpu=gpu, year=year,
@@ -156,7 +156,7 @@ def _ingest_dataset(paths: list[str], **options) -> None:
     from ..ingest.normalize import check_year
 
     check_year(options.get("year"))
-    files = api.checked_files(paths)
+    files = api.checked_files(paths, _note)
 
     def on_done(job, outcome) -> None:
         failed = getattr(outcome, "message", None)
@@ -235,7 +235,7 @@ def diagnose(
 
     ingested = None
     if paths:
-        files = api.checked_files(paths)
+        files = api.checked_files(paths, _note)
         con = _db()
         try:
             ingested = api.ingested_run_ids(con, _ingest(con, files, api.IngestOptions(label=label, gpu=gpu,
@@ -372,7 +372,7 @@ def formats_check(
                                         show_default=False),
 ):
     """Check grammars, and the rules and views against them: schema, regexes, samples, event kinds, references."""
-    from ..formats.check import check_formats
+    from ..analysis.format_check import check_formats
 
     sys.stdout.write(check_formats(files or None, grammar_dirs=grammar_dir or (), rules_dirs=rules_dir or ()).line() + "\n")
 

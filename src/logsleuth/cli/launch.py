@@ -61,11 +61,12 @@ def _terminal() -> list:
 
 
 def help_cache_path(args: list[str]) -> str:
+    from .. import settings
     from ..settings import user_cache_dir
     from ..version import __version__
 
     key = repr((__version__, sys.version_info[:2], args, _source_stamp(), _terminal(),
-                [(k, os.environ.get(k)) for k in _ENV_KEYS]))
+                settings.values(_ENV_KEYS)))
     digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return os.path.join(str(user_cache_dir()), "help", f"{digest}.txt")
 
@@ -92,7 +93,7 @@ _MAGIC = "logsleuth-help-1"
 
 def _save(path: str, text: str) -> None:
     from ..errors import LogsleuthError
-    from ..safe_write import write_atomic  # whole or absent: a concurrent reader never sees half a help
+    from ..report.safe_write import write_atomic  # whole or absent: a concurrent reader never sees half a help
 
     data = text.encode("utf-8", "surrogateescape")
     try:

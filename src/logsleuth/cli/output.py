@@ -21,6 +21,7 @@ import sys
 from contextlib import contextmanager
 from typing import Any
 
+from .. import settings
 from ..analysis.severity import SEVERITIES
 
 
@@ -122,7 +123,7 @@ def markdown_table(frame: pl.DataFrame) -> str:
 def output_width(stream) -> int | None:
     """Columns to render for ``stream``: ``COLUMNS`` when set, the terminal's own width on
     a terminal (None lets rich ask), else ``UNWRAPPED_WIDTH`` (no hard wrap in a pipe)."""
-    cols = os.environ.get("COLUMNS", "").strip()
+    cols = settings.columns()
     if cols.isdigit() and int(cols) > 0:
         return int(cols)
     isatty = getattr(stream, "isatty", None)

@@ -3,7 +3,7 @@
 Contract: parse options -> one ``Watch`` -> render its notices and snapshots. A terminal
 gets a rich Live view (one panel per run); otherwise (``--plain``, or stdout not a TTY)
 one line per notice on stdout, text or ``--format jsonl``. Notes go to stderr. Exit codes
-are the watch's own (README "Live watch"): 0 condition met / input ended, 1 finding at or
+are the watch's own (docs/watch.md): 0 condition met / input ended, 1 finding at or
 above ``--exit-on finding=SEV``, 5 a followed server crashed, 6 ``--timeout`` (or the
 input ended before the condition), 130 Ctrl-C/SIGTERM; 2 and 3 as everywhere.
 """

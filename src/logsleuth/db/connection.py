@@ -26,9 +26,10 @@ from typing import Callable
 
 import duckdb
 
+from .. import settings
 from ..errors import DatabaseError, DatabaseLockedError, NoRunsError, UsageError
 from ..resources import data_path
-from .migrations import migrate
+from .migrations import Derivations, migrate  # noqa: F401  (Derivations: open_db's type)
 from .schema import SCHEMA_VERSION
 
 DEFAULT_DB = "logsleuth.duckdb"
@@ -42,12 +43,12 @@ _FOREIGN_MAGIC = [(b"SQLite format 3\x00", "an SQLite database"), (b"\x1f\x8b", 
 
 
 def default_db_path() -> str:
-    return os.environ.get("LOGSLEUTH_DB") or DEFAULT_DB
+    return settings.database() or DEFAULT_DB
 
 
 def lock_timeout() -> float:
     """Seconds to wait for a locked database: $LOGSLEUTH_LOCK_TIMEOUT, else 30."""
-    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    raw = settings.lock_timeout_text()  # (the variable LOCK_TIMEOUT_ENV names)
     if not raw:
         return LOCK_WAIT_S
     try:
@@ -134,7 +135,10 @@ def _connect_waiting(path: str, read_only: bool, wait_s: float, on_wait, on_prog
 
 def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float | None = None,
             on_wait: Callable[[float], None] | None = None, create: bool = True,
-            on_progress: Callable[[float], None] | None = None) -> duckdb.DuckDBPyConnection:
+            on_progress: Callable[[float], None] | None = None,
+            derived: "Derivations | None" = None) -> duckdb.DuckDBPyConnection:
+    """``derived``: what the upgrade steps of an older database need from above ``db/``
+    (``migrations.Derivations``; ``api.open_db`` gives it)."""
     path = path or default_db_path()
     if wait_s is None:
         wait_s = lock_timeout()
@@ -145,7 +149,7 @@ def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float |
                 raise NoRunsError(f"no runs: {path} does not exist yet", hint="run `logsleuth ingest FILE` first")
             con = _connect_waiting(path, False, wait_s, on_wait, on_progress)  # create the empty schema once
             try:
-                _ensure_schema(con, path)
+                _ensure_schema(con, path, derived)
             finally:
                 con.close()
     con = _connect_waiting(path, read_only, wait_s, on_wait, on_progress)
@@ -154,11 +158,11 @@ def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float |
             if not _schema_current(con, path):  # upgrade once, then reopen read-only
                 con.close()
                 con = _connect_waiting(path, False, wait_s, on_wait, on_progress)
-                _ensure_schema(con, path)
+                _ensure_schema(con, path, derived)
                 con.close()
                 con = _connect_waiting(path, True, wait_s, on_wait, on_progress)
         else:
-            _ensure_schema(con, path)
+            _ensure_schema(con, path, derived)
     except BaseException:
         con.close()
         raise
@@ -184,7 +188,7 @@ def _check_version(con, path: str) -> int:
     return int(row[0]) if row else SCHEMA_VERSION
 
 
-def _ensure_schema(con, path: str) -> None:
+def _ensure_schema(con, path: str, derived=None) -> None:
     try:
         tables = {r[0] for r in con.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
@@ -200,7 +204,7 @@ def _ensure_schema(con, path: str) -> None:
                             hint="use another --db")
     try:
         with transaction(con):
-            migrate(con, tables, version)  # named steps of db/migrations.py, each recorded
+            migrate(con, tables, version, derived)  # named steps of db/migrations.py, each recorded
             con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
             create_views(con)
             con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_stamp', ?)", [schema_stamp()])

@@ -5,8 +5,14 @@ Contract: ``migrate(con, existing_tables, version)`` brings a database whose tab
 schema inside the caller's transaction: it runs every step of ``STEPS`` not yet recorded
 (in list order), creates missing tables from ``schema.py`` and records each step with
 the time it was applied. A new database gets its tables directly; its steps are recorded
-as built in, never run. A step is a function of the connection and the set of tables
-present before it ran; it must be written against the state its predecessor left.
+as built in, never run. A step is a function of the connection, the set of tables
+present before it ran and the ``Derivations`` the opener gave; it must be written against
+the state its predecessor left.
+
+Steps that rebuild derived data (per-run aggregates, the bulk event kinds of the grammars)
+get it from ``Derivations``, handed down by the layer that opens the database
+(``derive/upgrades.py`` through ``api.open_db``): ``db/`` sits below ``derive/`` and
+``formats/`` and never imports them. Opening an old database without them is refused.
 
 To change the schema incompatibly: add a step at the end of ``STEPS`` and bump
 ``schema.SCHEMA_VERSION`` to the step's ``version``.
@@ -16,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..errors import DatabaseError
 from .schema import create_statements
 
 #: the table recording applied steps (name, applied_at)
@@ -23,14 +30,29 @@ MIGRATIONS_TABLE = "schema_migrations"
 
 
 @dataclass(frozen=True)
+class Derivations:
+    """What upgrade steps need from the layers above ``db/``."""
+
+    rollup: Callable  # (con, run_ids) -> None: per-run aggregates (derive/rollup.py)
+    bulk_event_kinds: Callable  # () -> list[str]: kinds the shipped grammars' bulk event patterns emit
+
+
+def _needs(derived: Derivations | None) -> Derivations:
+    if derived is None:
+        raise DatabaseError("this database was written by an older logsleuth and needs an upgrade "
+                            "that only the library's opener can run", hint="open it with logsleuth.open_db")
+    return derived
+
+
+@dataclass(frozen=True)
 class Step:
     name: str
     version: int  # the schema version the database has once this step ran
     doc: str
-    run: Callable  # (con, tables: set[str]) -> None
+    run: Callable  # (con, tables: set[str], derived: Derivations | None) -> None
 
 
-def _split_lines(con, tables: set[str]) -> None:
+def _split_lines(con, tables: set[str], derived: Derivations | None) -> None:
     # schema 1 kept every line in one physical `lines` table; schema 2 splits them into
     # lines_other + lines_bulk behind the `lines` view. The old table becomes lines_other
     # (every line stays readable through the view); decode_primary is filled from
@@ -44,26 +66,23 @@ def _split_lines(con, tables: set[str]) -> None:
         con.execute("INSERT INTO decode_primary BY NAME SELECT * FROM decode_stats WHERE primary_rank")
 
 
-def _run_rollup(con, tables: set[str]) -> None:
+def _run_rollup(con, tables: set[str], derived: Derivations | None) -> None:
     # schema 3 keeps per-run aggregates in run_rollup (derive/rollup.py), which run_summary
     # and the rules read: the runs of an older database get theirs computed here, once
-    from ..derive.rollup import build_rollup
-
+    rollup = _needs(derived).rollup
     for stmt in create_statements():
         con.execute(stmt)
-    build_rollup(con, [r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()])
+    rollup(con, [r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()])
 
 
-def _split_events(con, tables: set[str]) -> None:
+def _split_events(con, tables: set[str], derived: Derivations | None) -> None:
     # schema 4 splits the events table into events_other + events_bulk behind the `events`
     # view. The rows of the kinds the shipped grammars' bulk event patterns emit (HTTP access
     # lines, request logs) go to events_bulk; the others, in their order, to events_other.
     # (Rows of a bulk pattern of a user's grammar stay in events_other: the view still has them.)
     if "events" not in tables or "events" not in _current_tables(con):  # (a view already: nothing to split)
         return
-    from ..formats.grammar import default_grammars
-
-    kinds = sorted({p.emits for g in default_grammars() for p in g.patterns if p.table == "events" and p.bulk})
+    kinds = sorted(_needs(derived).bulk_event_kinds())
     con.execute("ALTER TABLE events RENAME TO events_v3")
     for stmt in create_statements():
         con.execute(stmt)
@@ -74,7 +93,7 @@ def _split_events(con, tables: set[str]) -> None:
     con.execute("DROP TABLE events_v3")
 
 
-def _decode_seq(con, tables: set[str]) -> None:
+def _decode_seq(con, tables: set[str], derived: Derivations | None) -> None:
     # schema 4 numbers each scheduler's timed reports in decode_primary (seq, see
     # queries/derive/decode_primary.sql): the rows copied before it get theirs here
     for stmt in create_statements():
@@ -86,14 +105,13 @@ def _decode_seq(con, tables: set[str]) -> None:
         WHERE decode_primary.source_id = n.source_id AND decode_primary.line_no = n.line_no""")
 
 
-def _queue_stretches(con, tables: set[str]) -> None:
+def _queue_stretches(con, tables: set[str], derived: Derivations | None) -> None:
     # schema 5 keeps each run's saturated stretches (queue_stretches, from decode_primary.seq) and
     # the thresholds they were found with in run_rollup: computed here for the existing runs
-    from ..derive.rollup import build_rollup
-
+    rollup = _needs(derived).rollup
     for stmt in create_statements():
         con.execute(stmt)
-    build_rollup(con, [r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()])
+    rollup(con, [r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()])
 
 
 STEPS: list[Step] = [
@@ -114,7 +132,7 @@ def applied(con) -> set[str]:
     return {r[0] for r in con.execute(f"SELECT name FROM {MIGRATIONS_TABLE}").fetchall()}
 
 
-def migrate(con, tables: set[str], version: int) -> list[str]:
+def migrate(con, tables: set[str], version: int, derived: Derivations | None = None) -> list[str]:
     """Apply the pending steps; return the names of the steps that ran (not the ones only
     recorded). ``tables`` are the tables present before anything was done; ``version``
     the database's schema version (the current one for a new database)."""
@@ -129,7 +147,7 @@ def migrate(con, tables: set[str], version: int) -> list[str]:
         # a database older than the migrations table: steps at or below its version are
         # already in its shape and only get recorded
         if not fresh and step.version > version:
-            step.run(con, tables)
+            step.run(con, tables, derived)
             ran.append(step.name)
             tables = tables | _current_tables(con)
         con.execute(f"INSERT INTO {MIGRATIONS_TABLE} VALUES (?, current_timestamp::TIMESTAMP)",

@@ -31,9 +31,9 @@ from typing import NamedTuple
 
 import polars as pl
 
-from ..formats.check import checked_grammars
+from ..formats.grammar import default_grammars
 from ..formats import grammar as gdata
-from ..ingest.drain import mine_templates
+from .drain import mine_templates
 from .end_state import derive_end_states
 from .rollup import build_rollup
 from .hardware import gpu_contexts, refresh_gpu_for_directory, store_env_report
@@ -71,7 +71,7 @@ class _Item(NamedTuple):
 def _grammars(opts):
     """The grammars this ingest parsed with (cached): roles, era probes, aliases and markers
     are grammar data (parsers/*.toml), never names in this module."""
-    return checked_grammars(getattr(opts, "grammar_dirs", ()))
+    return default_grammars(tuple(getattr(opts, "grammar_dirs", ()) or ()), check_regexes=False)
 
 
 def _by_grammars(items):

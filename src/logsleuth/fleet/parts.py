@@ -81,9 +81,10 @@ def task_options(job: SourceJob):
     executor has fewer tasks than cores: parse workers inside each task would otherwise only
     compete for the cores the tasks run on)."""
     from ..ingest.stages import IngestOptions
+    from ..intake import ingest_options
 
-    return IngestOptions(label=job.label, gpu=job.gpu, year=job.year, keep_prompts=job.keep_prompts,
-                         jobs=max(1, job.parse_jobs))
+    return ingest_options(IngestOptions(label=job.label, gpu=job.gpu, year=job.year, keep_prompts=job.keep_prompts,
+                                        jobs=max(1, job.parse_jobs)))
 
 
 def build_parts(job: SourceJob) -> BuiltSource:

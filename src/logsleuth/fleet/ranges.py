@@ -80,8 +80,7 @@ def _open_work_db(work: Path):
 
 def _detection(path: str):
     """The whole file's detection (its head), as a whole-file ingest makes it."""
-    from ..formats.check import checked_grammars
-    from ..ingest.stages import byte_range, detect_source, head_text
+    from ..ingest.stages import byte_range, checked_grammars, detect_source, head_text
 
     src = byte_range(path, os.path.getsize(path), "")
     return head_text(src), detect_source(src, checked_grammars(()))

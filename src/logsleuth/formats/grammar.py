@@ -13,7 +13,7 @@ a caret under a bad regex position, a hint). A file without a ``[grammar]`` tabl
 refused, except in the shipped folder, where other modules keep their data files.
 
 This module imports nothing of ``ingest``: the sample-line self-check, which needs the
-classifier, lives in ``formats/check.py``.
+classifier, lives in ``ingest/grammars.py`` (and ``formats check`` in ``analysis/format_check.py``).
 
 A grammar file looks like (see parsers/sglang.toml for the real thing)::
 
@@ -438,7 +438,7 @@ def _cached(dirs: tuple[str, ...], check_regexes: bool) -> tuple[Grammar, ...]:
 
 def default_grammars(grammar_dirs: list[str | Path] | tuple = (), *, check_regexes: bool = True) -> tuple[Grammar, ...]:
     """Shipped + user grammars (+ ``grammar_dirs``), validated and cached per folder list.
-    The sample-line self-check is ``formats.check.checked_grammars``."""
+    The sample-line self-check is ``ingest.grammars.checked_grammars``."""
     return _cached(tuple(str(d) for d in grammar_dirs), check_regexes)
 
 

@@ -27,7 +27,7 @@ def _is(value, type_name: str) -> bool:
     return isinstance(value, _TYPES[type_name])
 
 
-def validate(instance, schema: dict, path: tuple = ()) -> list[tuple[list, str]]:
+def validate(instance, schema: dict, path: tuple = ()) -> list[tuple[list, str]]:  # noqa: C901 (one branch per JSON-Schema keyword; jsonschema is to replace it)
     problems: list[tuple[list, str]] = []
     types = schema.get("type")
     if types is not None:

@@ -45,7 +45,7 @@ import polars as pl
 
 from ..db.connection import fetch_one
 from ..errors import BadInputError, LogsleuthError
-from ..formats.check import checked_grammars
+from .grammars import checked_grammars
 from . import source as source_mod
 from .detect import Detection, detect
 from .fold import _EXC_LINE, _MAX_CARRY, Folded, fold
@@ -100,7 +100,7 @@ class _Stamped:
 def store_files(con, paths: list[str], opts_for, on_file, results: list) -> tuple[int | None, Exception | None]:
     files: list[_File] = []
     alone = error = None
-    from ..telemetry import telemetry_kind
+    from .inputs import telemetry_kind
 
     for i, p in enumerate(paths):
         if on_file:

@@ -28,6 +28,10 @@ class IngestOptions:
     # engine -> pattern per line shape (ingest/parse.py ShapeCache), shared by the files of one
     # ingest call: a folder of small logs repeats the same shapes file after file
     shape_caches: dict = field(default_factory=dict, repr=False, compare=False)
+    # (con, src, kind, opts) -> IngestResult: how a telemetry file is stored. Telemetry sits
+    # above ingest, so the layer that calls both (intake/) hands its entry point down; None:
+    # a telemetry input is refused with a clear error instead of being parsed as a log
+    store_telemetry: Callable | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

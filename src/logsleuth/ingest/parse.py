@@ -11,7 +11,7 @@ How: one prefix regex peels the header, then each pattern in priority order is t
 only on still-unclaimed lines that contain its literal (a cheap substring test) and then
 its anchored regex. No Python code runs per line.
 
-Performance (see README "Performance"): a regex capture engine costs ~1 us per line, a
+Performance (see docs/performance.md): a regex capture engine costs ~1 us per line, a
 DFA-only test (``contains``/``extract_all`` without groups) ~0.2 us. The header and the
 typed fields are therefore cut by *shape*: lines are keyed by their digit-masked text, the
 capture regex runs once per distinct shape (a log has a few hundred), and every line takes

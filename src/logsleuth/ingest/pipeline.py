@@ -22,8 +22,9 @@ from pathlib import Path
 import polars as pl
 
 from ..db import schema
+from .. import settings
 from ..errors import BadInputError, LogsleuthError
-from ..formats.check import checked_grammars
+from .grammars import checked_grammars
 from ..formats.grammar import role_map
 from . import source as source_mod
 from .detect import Detection, detect
@@ -78,13 +79,16 @@ def ingest_source(con, path: str, opts: IngestOptions, batched: bool = False, sr
     if batched and src is not None:
         return _ingest_open(con, src, opts, batched=True, pending=pending)
     src = open_source(path)
-    from ..telemetry import ingest_telemetry, telemetry_kind  # metrics, GPU samples, bench JSON: own path
+    from .inputs import telemetry_kind  # metrics, GPU samples, bench JSON: the telemetry layer's path
 
     if (kind := telemetry_kind(src)) is not None:
         try:
             if batched:
                 raise NotBatchable(path)
-            return ingest_telemetry(con, src, kind, opts)
+            if opts.store_telemetry is None:
+                raise BadInputError(f"{src.display_name}: a telemetry file ({kind}); ingest it through "
+                                    "logsleuth.ingest_files, which stores telemetry")
+            return opts.store_telemetry(con, src, kind, opts)
         finally:
             src.close()
     if batched:
@@ -127,7 +131,7 @@ def ingest_memory(con):
 def ingest_memory_limit(default: str = INGEST_MEMORY) -> str:
     """The memory cap of an ingest: ``default`` (INGEST_MEMORY), or LOGSLEUTH_INGEST_MEMORY
     when it is set (a size; anything else is refused)."""
-    return _memory_setting(os.environ.get("LOGSLEUTH_INGEST_MEMORY", default))
+    return _memory_setting(settings.ingest_memory(default))
 
 
 def raise_memory_for_derivation(con) -> None:

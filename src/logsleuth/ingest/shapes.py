@@ -95,7 +95,7 @@ def encode(series: pl.Series) -> Shapes | None:
     return Shapes(ids=ids, shapes=pl.from_arrow(enc.dictionary).alias("_k"))
 
 @functools.lru_cache(maxsize=2048)
-def digit_invariant(pattern: str, ends: bool = False) -> bool:  # long: one walk over sre's parse tree, its opcode tables beside it
+def digit_invariant(pattern: str, ends: bool = False) -> bool:  # noqa: C901 (one branch per regex parse-tree node type)  # long: one walk over sre's parse tree, its opcode tables beside it
     """True if every atom of ``pattern`` treats the ASCII digits 0-9 alike and it has no
     assertion other than ^ (checked on Python's parse tree of the pattern). With ``ends``,
     ``$``, ``\\Z``, ``\\b`` and ``\\B`` are allowed too: they keep a *match test* digit

@@ -37,7 +37,8 @@ _EXPORTS = {
     "open_source": ("read", "open_source"), "check_input": ("read", "check_input"), "Source": ("read", "Source"),
     "read_chunks": ("read", "iter_chunks"), "READ_COLUMNS": ("read", "READ_COLUMNS"),
     "DETECT_BYTES": ("pipeline", "DETECT_BYTES"), "Detection": ("detect", "Detection"), "detect": ("detect", "detect"),
-    "engine_for_parsing": ("pipeline", "engine_for_parsing"),
+    "engine_for_parsing": ("pipeline", "engine_for_parsing"), "telemetry_kind": ("inputs", "telemetry_kind"),
+    "checked_grammars": ("grammars", "checked_grammars"),
     # frame
     "strip_ansi": ("read", "strip_ansi"), "redact_frame": ("redact", "redact_frame"),
     "RedactState": ("redact", "RedactState"), "redact_name": ("redact", "redact_name"),

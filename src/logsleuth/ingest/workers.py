@@ -59,7 +59,7 @@ class _Worker:
     """What a worker process keeps between chunks: the grammars and a shape cache per engine."""
 
     def __init__(self, grammar_dirs: tuple):
-        from ..formats.check import checked_grammars
+        from .grammars import checked_grammars
 
         self.grammars = checked_grammars(grammar_dirs)
         self.caches: dict[str, ShapeCache] = {}

@@ -30,7 +30,7 @@ def write_report(con, selectors: Iterable[str | int] | None, out: str | Path, ti
                  with_findings: bool = True) -> int:
     """Write the report of the selected runs to ``out`` (its folder is created); returns its size in bytes."""
     from ..errors import UsageError
-    from ..safe_write import write_atomic
+    from .safe_write import write_atomic
 
     data = build_report(con, selectors, title=title, findings=with_findings).encode("utf-8")
     path = Path(out)

@@ -12,16 +12,8 @@ NCCL lines need no parser of their own: ``queries/views/nccl_*.sql`` derive
 """
 from __future__ import annotations
 
-from .detect import detect_telemetry
+from ..formats.telemetry_detect import detect_telemetry
+from ..ingest.stages import telemetry_kind
 from .store import ingest_telemetry
 
 __all__ = ["telemetry_kind", "detect_telemetry", "ingest_telemetry"]
-
-_HEAD_BYTES = 256 * 1024
-
-
-def telemetry_kind(src) -> str | None:
-    from ..ingest.stages import head_text
-
-    head = head_text(src, _HEAD_BYTES)  # the head the ingest's detection reads too: read once
-    return detect_telemetry(head)

@@ -15,7 +15,7 @@ import polars as pl
 import regex as re
 
 from ..errors import BadInputError
-from .detect import is_nvidia_smi_header
+from ..formats.telemetry_detect import is_nvidia_smi_header
 
 #: nvml clocks-event (throttle) reason bits, nvml.h nvmlClocksEventReason* (docs telemetry-formats.md 3.1)
 THROTTLE_BITS = {0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",

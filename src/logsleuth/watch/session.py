@@ -2,7 +2,7 @@
 
 Contract: ``Watch(options, emit).run()`` polls every followed source, feeds new lines to
 each source's ``SourceTracker``, passes every notice (dict; see ``phases.py`` and the
-README section "Live watch") to ``emit`` in order, stores the new bytes in the database
+docs/watch.md) to ``emit`` in order, stores the new bytes in the database
 on a background thread every ``store_every_s`` seconds (short transactions, the database
 closed in between) and reports the findings of the rules as ``finding`` notices, each
 once. It returns the exit code: ``EXIT_OK`` when the ``--exit-on`` condition was met or a
@@ -173,7 +173,7 @@ class Watch:
                    "db": self.o.db_path})
 
     def _scan_dirs(self) -> None:
-        from ..api import LOG_SUFFIXES
+        from ..intake.paths import LOG_SUFFIXES
 
         known = {s.path for s in self.sources}
         for d in self._dirs:
@@ -223,7 +223,7 @@ class Watch:
             self._last_store = self.clock()
             self._store_req.set()
 
-    def _poll_source(self, src: Followed, now: float) -> None:
+    def _poll_source(self, src: Followed, now: float) -> None:  # noqa: C901 (one branch per thing a followed file can do)
         tail = src.follower.poll()
         tr = src.tracker
         if tail.lines:

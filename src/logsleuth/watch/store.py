@@ -25,8 +25,9 @@ class Store:
 
     def _open(self):
         from ..db.connection import open_db
+        from ..derive.upgrades import derivations
 
-        return open_db(self.db_path)
+        return open_db(self.db_path, derived=derivations())  # (an older database is upgraded)
 
     def history(self):
         from .history import History
@@ -40,7 +41,7 @@ class Store:
     def ingest_new(self, con, path: str) -> int | None:
         """Ingest the new bytes of ``path`` (the engine's incremental append); the source id
         now holding it (None: nothing stored)."""
-        from ..api import ingest_files
+        from ..intake import ingest_files
 
         results = ingest_files(con, [path])
         return results[0].source_id if results else None

@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .db.diskfull import DiskFullError, is_disk_full
+from ..db.diskfull import DiskFullError, is_disk_full
 
 
 def write_atomic(path: str | Path, data: bytes) -> None:

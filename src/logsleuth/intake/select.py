@@ -2,7 +2,7 @@
 
 Contract: ``select_logs(files)`` returns ``(selected, skipped)`` where ``skipped`` is a list
 of ``(path, reason)``. A file is selected when its head (first 64 KiB) holds lines of a
-family logsleuth knows: telemetry (telemetry/detect.py), a server log whose head carries the engine's own line shapes
+family logsleuth knows: telemetry (formats/telemetry_detect.py), a server log whose head carries the engine's own line shapes
 (timestamped/rank-tagged/process-tagged log lines, at least ``MIN_LOG_LINES`` of them or half of
 the non-blank lines of a short file), a benchmark printout, or an environment report. Prose that
 merely quotes a few log lines (a README, a MANIFEST, notes in Markdown) and files of no
@@ -15,7 +15,7 @@ import gzip
 import re
 from pathlib import Path
 
-from .detect import detect
+from ..ingest.detect import detect
 
 HEAD_BYTES = 64 * 1024
 MIN_LOG_LINES = 5
@@ -57,15 +57,15 @@ def classify(path: str, grammars) -> tuple[bool, str]:
         return False, "empty"
     if "\x00" in head[:4096]:
         return False, "binary content"
-    from ..telemetry.detect import detect_telemetry
-    from .notebook import is_notebook_head
+    from ..formats.telemetry_detect import detect_telemetry
+    from ..ingest.notebook import is_notebook_head
 
     if is_notebook_head(head):
         return True, "notebook (its cells' outputs are read)"
 
     telemetry = detect_telemetry(head)
     if telemetry == "bench_json":
-        from ..telemetry.detect import looks_like_bench_result
+        from ..formats.telemetry_detect import looks_like_bench_result
 
         if not looks_like_bench_result(head):  # a model config or other JSON beside the logs
             return False, "JSON that is not a benchmark result"
@@ -91,7 +91,7 @@ def classify(path: str, grammars) -> tuple[bool, str]:
 
 
 def select_logs(files: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
-    from ..formats.check import checked_grammars
+    from ..ingest.grammars import checked_grammars
 
     grammars = checked_grammars()
     selected, skipped = [], []

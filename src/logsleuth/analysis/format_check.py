@@ -12,11 +12,9 @@ Contract:
   event kind, attrs key, table and column that a rule (``queries/rules`` plus
   ``rules_dirs``) or a view (``queries/views``) uses existing (the kind and pattern names of
   the library's own queries in ``queries/derive`` and ``queries/app`` too).
-- ``checked_grammars(grammar_dirs=())`` is what ingest loads: the grammars with the sample
-  self-check done once per set of grammar files and classifier code (a stamp in the user
-  cache; ``LOGSLEUTH_NO_GRAMMAR_CACHE=1`` always re-checks).
 
-This module may import the classifier (``ingest.parse``); ``formats.grammar`` must not.
+It sits in ``analysis/`` because it runs the rules' parser and the real classifier
+(``ingest/grammars.py`` holds the sample self-check that ingest runs on load).
 """
 from __future__ import annotations
 
@@ -27,10 +25,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import settings
 from ..errors import BadInputError, GrammarError
+from ..ingest.grammars import sample_problems
 from ..resources import data_path
-from .grammar import (
+from ..formats.grammar import (
     EVENT_COLUMNS, FOLD_LABELS, TABLES, Grammar, attach_roles, Pattern, Problem, cross_check, event_kinds, grammar_files,
     load_grammars, raise_problems, read_grammar_file,
 )
@@ -56,38 +54,6 @@ class CheckSummary:
         return (f"ok: {self.grammars} grammars, {self.patterns} patterns, {self.samples} sample lines claimed "
                 f"by their own pattern, {self.kinds} event kinds declared; {self.rules} rules, "
                 f"{self.views} views and {self.queries} library queries reference only what exists")
-
-
-# ------------------------------------------------------------------ samples
-
-def sample_problems(grammars: list[Grammar]) -> list[Problem]:
-    """Every sample line must be classified as its own pattern by the full classifier."""
-    from ..ingest.parse import classify_lines
-
-    problems: list[Problem] = []
-    by_engine: dict[str, list[tuple[Pattern, str]]] = {}
-    for g in grammars:
-        for p in g.patterns:
-            for s in p.samples:
-                by_engine.setdefault(g.engine, []).append((p, s))
-    engines = sorted({g.engine for g in grammars if g.engine != "common"}) or ["none"]
-    for engine, items in by_engine.items():
-        # a common pattern's sample may carry either engine's header: any engine may claim it
-        tries = [engine] if engine != "common" else engines
-        results = [classify_lines([s for _, s in items], grammars, e) for e in tries]
-        for i, (p, sample) in enumerate(items):
-            got = [r[i] for r in results]
-            if p.name not in got:
-                claimed = next((x for x in got if x), None)
-                problems.append(Problem(
-                    f"{p.source_file} pattern '{p.name}'",
-                    f"sample not claimed by its own pattern (claimed by: {claimed or 'nothing'})\n    {sample}",
-                    hint="fix the regex or the literal, or reorder patterns"))
-    return problems
-
-
-def check_samples_claimed(grammars: list[Grammar]) -> None:
-    raise_problems(sample_problems(grammars))
 
 
 # ------------------------------------------------------------------ kinds
@@ -274,7 +240,7 @@ def _requires_problems(con, fname: str, requires: list[str], known: _Known) -> l
     """A rule's ``requires`` items bind against the schema, and the values an item asks for
     (``events_other.kind=preemption``) are ones the grammars produce: a misspelt kind there
     would keep the rule silent on every database."""
-    from ..analysis.rules import requirement_parts, requirement_sql
+    from .rules import requirement_parts, requirement_sql
 
     problems = []
     for req in requires:
@@ -336,7 +302,7 @@ def library_query_problems(grammars: list[Grammar]) -> tuple[list[Problem], int]
 
 
 def rule_and_view_problems(grammars: list[Grammar], rules_dirs=()) -> tuple[list[Problem], int, int]:
-    from ..analysis.rules import parse_rule, rule_dirs
+    from .rule_files import parse_rule, rule_dirs
 
     known = _Known.of(grammars)
     problems: list[Problem] = []
@@ -391,43 +357,3 @@ def check_formats(files: list[str | Path] | None = None, *, grammar_dirs=(), rul
         grammars=len(grammars), patterns=sum(len(g.patterns) for g in grammars),
         samples=sum(len(p.samples) for g in grammars for p in g.patterns),
         kinds=len(event_kinds(grammars)), rules=n_rules, views=n_views, queries=n_queries)
-
-
-def _stamp(paths: list[Path]) -> Path | None:
-    """Cache stamp naming these grammar files and the code that checks and classifies them."""
-    if not settings.grammar_cache_enabled():
-        return None
-    code = Path(__file__).resolve().parents[1]
-    try:
-        h = hashlib.sha256()
-        for f in sorted(paths, key=lambda p: str(p)) + [code / "formats" / "grammar.py", code / "formats" / "schema.py",
-                                                        code / "ingest" / "parse.py", code / "ingest" / "read.py",
-                                                        data_path("parsers/grammar.schema.json")]:
-            h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-        return settings.user_cache_dir() / f"grammar-checked-{h.hexdigest()[:32]}"
-    except OSError:
-        return None
-
-
-@functools.lru_cache(maxsize=8)
-def _checked(dirs: tuple[str, ...]) -> tuple[Grammar, ...]:
-    paths = grammar_files(extra_dirs=list(dirs))
-    stamp = _stamp(paths)
-    if stamp is not None and stamp.exists():
-        return tuple(load_grammars(paths, check_regexes=False))
-    grammars = load_grammars(paths)
-    check_samples_claimed(grammars)
-    if stamp is not None:
-        try:
-            stamp.parent.mkdir(parents=True, exist_ok=True)
-            stamp.write_text("ok\n", encoding="utf-8")
-        except OSError:
-            pass
-    return tuple(grammars)
-
-
-def checked_grammars(grammar_dirs=()) -> tuple[Grammar, ...]:
-    """Shipped + user grammars (+ ``grammar_dirs``) with regexes and samples checked (see the
-    module contract); cached per folder list for the life of the process."""
-    return _checked(tuple(str(d) for d in grammar_dirs))
-

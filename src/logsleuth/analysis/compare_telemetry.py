@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from ..analysis.metric import Metric
-from .loaders import bench_latency, gpu_figures
+from ..telemetry.loaders import bench_latency, gpu_figures
+from .metric import Metric
 
 LOADERS = {
     "telemetry_gpu": lambda ctx: gpu_figures(ctx.con, ctx.server_ids),  # queries/app/telemetry_figures.sql
