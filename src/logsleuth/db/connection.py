@@ -27,6 +27,7 @@ from typing import Callable
 import duckdb
 
 from ..errors import DatabaseError, DatabaseLockedError, UsageError
+from ..private import narrow_umask
 from ..resources import data_path
 from .migrations import migrate
 from .schema import SCHEMA_VERSION
@@ -140,6 +141,8 @@ def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float |
         wait_s = lock_timeout()
     if path != ":memory:":
         _check_file(path)
+        if not read_only or not Path(path).exists():
+            narrow_umask()  # the database and its WAL: owner-only (private.py)
         if read_only and not Path(path).exists():
             if not create:
                 raise DatabaseError(f"{path}: no database yet", hint="run `logsleuth ingest FILE` first")

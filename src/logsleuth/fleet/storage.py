@@ -104,6 +104,9 @@ class LocalStorage(Storage):
     def lock(self):
         import fcntl
 
+        from ..private import narrow_umask
+
+        narrow_umask()  # the dataset's folders, parts and manifest: owner-only (private.py)
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / "_logsleuth.lock", "w") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
