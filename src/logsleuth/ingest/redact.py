@@ -100,8 +100,11 @@ def _secret_rules(data) -> list[tuple[str, str]]:
     unset = _alt(re.escape(v) for v in keys["unset_values"])
     schemes = _alt(data["headers"]["schemes"])
     # the key part of key=value / key: value / 'key': / "key": / \"key\": (JSON inside a string)
-    kv_named = r"(?i)(" + names + r"\\?['\"]?\s*[:=]\s*)"
-    kv_whole = (r"(?i)((?:^|[\s(,{\[])(?:\\?['\"]" + whole + r"\\?['\"]\s*[:=]|" + whole + r"\s*=)\s*)")
+    # / ['key']= (os.environ), the separator also escaped (\u003d) or URL-encoded (%3D)
+    sep = _alt([r"[:=]"] + keys["separators"])
+    kv_named = r"(?i)(" + names + r"\\?['\"]?\]?\s*" + sep + r"\s*)"
+    kv_whole = (r"(?i)((?:^|[\s(,{\[])(?:\\?['\"]" + whole + r"\\?['\"]\s*" + sep + "|" + whole + r"\s*"
+                + _alt(["="] + keys["separators"]) + r")\s*)")
     secrets: list[tuple[str, str]] = []
     for kv in (kv_named, kv_whole):
         secrets.append((kv + r"(" + unset + r")([,)}\]\s;'\"]|$)", "${1}" + _UNSET + "${2}${3}"))
@@ -119,12 +122,18 @@ def _secret_rules(data) -> list[tuple[str, str]]:
             (kv + r"b?\"(?:[^\"\\\n]|\\.)*(?:\"|$)", '${1}"***"'),
             (kv + _BARE, "${1}" + REDACTED),
         ]
+    secrets += _variable_rules(data, sep)
     # command lines: --flag value, --flag=value, "--flag", "value" (argv lists)
     secrets += [
         (r"(?i)((?:^|[\s'\"\[(,])(?:" + flag + r")(?:=|\s+))'(?:[^'\\\n]|\\.)*(?:'|$)", "${1}'***'"),
         (r"(?i)((?:^|[\s'\"\[(,])(?:" + flag + r")(?:=|\s+))\"(?:[^\"\\\n]|\\.)*(?:\"|$)", '${1}"***"'),
         (r"(?i)((?:^|[\s'\"\[(,])(?:" + flag + r")(?:=|\s+))[^\s'\"\x{e000}][^\s'\"]*", "${1}" + REDACTED),
         (r"(?i)(['\"](?:" + flag + r")['\"],\s*)(?:" + _Q + ")", "${1}'***'"),
+        # the same list JSON-escaped inside a string: "[\"--api-key\", \"value\"]"
+        (r"(?i)(\\['\"](?:" + flag + r")\\['\"],\s*)\\['\"](?:[^\\'\"\n]|\\[^'\"\n])*(?:\\['\"]|$)", '${1}\\"***\\"'),
+        # user:password of curl -u / --user
+        (r"((?:^|\s)" + _alt(re.escape(f) for f in data["userinfo"]["flags"]) + r"(?:=|\s+)['\"]?[^\s:'\"]*:)"
+         r"[^\s'\"\x{e000}]+", "${1}" + REDACTED),
         # header tuples of ASGI/httpx scopes: (b'authorization', b'Bearer ...')
         (r"(?i)(\(b?['\"](?:authorization|proxy-authorization|x-api-key|api-key|cookie|set-cookie)['\"],\s*b?['\"])"
          r"[^'\"]*", "${1}" + REDACTED),
@@ -141,6 +150,26 @@ def _secret_rules(data) -> list[tuple[str, str]]:
     secrets.append((_UNSET, ""))
 
     return secrets
+
+
+def _variable_rules(data, sep: str) -> list[tuple[str, str]]:
+    """Shell and environment variables named like a credential ([variables]): NAME=value in
+    every quoting, after ``export``, before a command, as ``os.environ["NAME"] = value``."""
+    name = (r"((?:^|[^A-Za-z0-9_])(?:[A-Z][A-Z0-9]*_)*" + _alt(data["variables"]["suffixes"])
+            + r"(?:\\?['\"]\])?\s*" + sep + r"\s*)")
+    unset = _alt(re.escape(v) for v in data["keys"]["unset_values"])
+    return [
+        (name + r"(" + unset + r")([,)}\]\s;'\"]|$)", "${1}" + _UNSET + "${2}${3}"),  # MY_PASS=None stays
+        (name + r"b?'(?:[^'\\\n]|\\.)*(?:'|$)", "${1}'***'"),
+        (name + r"\\\"(?:[^\"\\\n]|\\[^\"\n])*(?:\\\"|$)", '${1}\\"***\\"'),
+        (name + r"\"(?:[^\"\\\n]|\\.)*(?:\"|$)", '${1}"***"'),
+        (name + r"[^\x{e000}\\'\"\s;&*][^'\"\s;&]*", "${1}" + REDACTED),
+    ]
+
+
+def _variable_hint(data) -> str:
+    """The pre-test of _variable_rules (case-sensitive, digits as a class: shapes.py)."""
+    return (r"(?:" + _alt(data["variables"]["suffixes"]) + r"(?:\\?['\"]\])?\s*(?:=|\\u00|%[0-9]))")
 
 
 def _prompt_rules(p) -> tuple[tuple, str, str]:
@@ -166,9 +195,11 @@ def _hints(data) -> tuple[str, str, re.Pattern]:
     # lines (decode stats) skip the replacement passes
     shape_hint = r"hf_|sk-|gh[pousr]_|github_pat_|gl[a-z]+-|aiza|akia|asia|aroa|aida|anpa|anva|agpa|xox|eyj" \
                  r"|[A-Za-z0-9/+]{40}"
+    shape_hint += "".join("|" + shape["hint"] for shape in data["shapes"] if shape.get("hint"))
+    users = _alt(re.escape(f) for f in data["userinfo"]["flags"])
     secret_hint = (r"(?i:" + names + "|" + headers + r"|--" + whole + r"|['\"]" + whole + r"['\"]|\b" + whole
                    + r"\s*=|bearer|://|[?&]" + _alt(data["urls"]["query_params"])
-                   + "=|" + shape_hint + ")")
+                   + "=|" + shape_hint + r"|(?:^|\s)" + users + r"[=\s])|" + _variable_hint(data))
     prompt_hint = r"[:=]\s*b?['\"\[]"
 
     key_re = re.compile(r"(?:^|[_.-])" + _alt([names, headers]) + r"$|^" + whole + r"$", re.I)
