@@ -137,3 +137,13 @@ def test_provider_tokens_are_masked_in_any_container(prefix, around, v):
     line = around.format(t=prefix + v)
     assert v not in redact_text(line), (line, redact_text(line))
     assert v not in _frame([line])[0]
+
+
+def test_the_pre_test_still_runs_on_line_shapes():
+    """Every class's hint treats digits alike, so the ingest tests a hint once per line shape
+    (ingest/shapes.py) instead of once per line."""
+    from logsleuth.ingest.redact import policy
+    from logsleuth.ingest.shapes import digit_invariant
+
+    pol = policy()
+    assert digit_invariant(f"{pol.secret_hint}|{pol.prompt_hint}", ends=True)

@@ -169,7 +169,7 @@ def _variable_rules(data, sep: str) -> list[tuple[str, str]]:
 
 def _variable_hint(data) -> str:
     """The pre-test of _variable_rules (case-sensitive, digits as a class: shapes.py)."""
-    return (r"(?:" + _alt(data["variables"]["suffixes"]) + r"(?:\\?['\"]\])?\s*(?:=|\\u00|%[0-9]))")
+    return (r"(?:" + _alt(data["variables"]["suffixes"]) + r"(?:\\?['\"]\])?\s*(?:=|\\u[0-9][0-9]|%[0-9]))")
 
 
 def _prompt_rules(p) -> tuple[tuple, str, str]:
