@@ -147,3 +147,14 @@ def test_the_pre_test_still_runs_on_line_shapes():
 
     pol = policy()
     assert digit_invariant(f"{pol.secret_hint}|{pol.prompt_hint}", ends=True)
+
+
+@pytest.mark.parametrize("cut", [2, 3, 4])
+def test_a_pem_block_split_across_chunks_is_masked(cut):
+    body = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "short tail, any text", "Tk8vQ2x1ZGVyAw=="]
+    lines = ["x", "-----BEGIN OPENSSH PRIVATE KEY-----", *body, "-----END OPENSSH PRIVATE KEY-----", "after"]
+    frame = pl.DataFrame({"raw": lines})
+    state = RedactState()
+    out = (redact_frame(frame[:cut], "raw", True, state)["raw"].to_list()
+           + redact_frame(frame[cut:], "raw", True, state)["raw"].to_list())
+    assert out[2:5] == ["<key material redacted>"] * 3 and out[-1] == "after" and out[:2] == lines[:2], out

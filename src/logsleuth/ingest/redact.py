@@ -43,6 +43,7 @@ PROMPT_MASK = "<prompt redacted>"
 OUTPUT_MASK = "<output redacted>"
 CONTINUED_MASK = "<prompt continued, redacted>"
 DICT_MASK = "<redacted>"
+KEY_MASK = "<key material redacted>"
 
 # a quoted Python/JSON string (escapes honoured), possibly cut at the end of a truncated line
 _Q = r"'(?:[^'\\\n]|\\.)*(?:'|$)|\"(?:[^\"\\\n]|\\.)*(?:\"|$)"
@@ -57,6 +58,7 @@ class RedactState:
     """Carried across the chunks of one source: inside a multi-line prompt record?"""
 
     inside: bool = False
+    in_key: bool = False  # inside a PEM private-key block ([keyblocks])
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class _Policy:
     open_re: str  # a prompt value opened and not closed on its line
     close_re: str  # where an open prompt value closes
     record_start: str
+    key_begin: str
+    key_end: str
 
 
 def _alt(items) -> str:
@@ -83,7 +87,8 @@ def policy() -> _Policy:
     prompts, open_re, close_re = _prompt_rules(data["prompts"])
     secret_hint, prompt_hint, key_re = _hints(data)
     return _Policy(tuple(_secret_rules(data)), prompts, secret_hint, prompt_hint, key_re,
-                   frozenset(data["keys"]["unset_values"]), open_re, close_re, data["prompts"]["record_start"])
+                   frozenset(data["keys"]["unset_values"]), open_re, close_re, data["prompts"]["record_start"],
+                   data["keyblocks"]["begin"], data["keyblocks"]["end"])
 
 
 def _key_names(data) -> tuple[str, str, str, str]:
@@ -238,8 +243,12 @@ def redact_shaped(frame: pl.DataFrame, column: str, keep_prompts: bool, state: R
         mask = shapes.take(shapes.shapes.str.contains(hint).fill_null(False))
     else:
         mask = col.str.contains(hint).fill_null(False)
+    state = state if state is not None else RedactState()
+    in_key = _key_block_lines(col, state, pol)
+    if in_key is not None:  # every line of a private key, whatever it looks like
+        col = col.clone().scatter(in_key.arg_true(), KEY_MASK)
+        mask = mask | in_key
     if not keep_prompts:
-        state = state if state is not None else RedactState()
         inside = _mask_open_records(col, mask, state, pol)
         if inside is not None:
             col = _mask_continuations(col, inside, pol)
@@ -251,6 +260,23 @@ def redact_shaped(frame: pl.DataFrame, column: str, keep_prompts: bool, state: R
     if shapes is not None:
         shapes = shapes.replaced(idx, masked)
     return frame.with_columns(col.clone().scatter(idx, masked).alias(column)), shapes
+
+
+def _key_block_lines(col: pl.Series, state: RedactState, pol: _Policy) -> pl.Series | None:
+    """Which lines lie between a private key's BEGIN and END lines (None: none), the open
+    block carried in ``state`` across chunks."""
+    marked = col.str.contains("PRIVATE KEY-----", literal=True).fill_null(False)
+    if not state.in_key and not marked.any():
+        return None
+    begins = marked & col.str.contains(pol.key_begin).fill_null(False)
+    ends = marked & col.str.contains(pol.key_end).fill_null(False)
+    after = pl.DataFrame({"b": begins & ~ends, "e": ends}).select(
+        pl.when(pl.col("b")).then(pl.lit(1)).when(pl.col("e")).then(pl.lit(0)).otherwise(pl.lit(None))
+        .forward_fill().alias("a"))["a"]
+    before = after.shift(1, fill_value=int(state.in_key)).fill_null(int(state.in_key))
+    state.in_key = bool(after.fill_null(int(state.in_key))[-1])
+    inside = (before == 1) & ~begins & ~ends
+    return inside if inside.any() else None
 
 
 def _mask_open_records(col: pl.Series, hinted: pl.Series, state: RedactState, pol: _Policy) -> pl.Series | None:
