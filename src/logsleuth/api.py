@@ -149,8 +149,11 @@ def run_sql(con, text: str, *, sandboxed: bool = False, allow_files: bool = Fals
     types = [s.type.name for s in parsed]
     if not statements:
         raise QueryError("empty SQL statement", hint=SQL_EXAMPLE)
-    if sandboxed:
-        sandbox(con, allow_files=allow_files)
+    if sandboxed and sandbox(con, allow_files=allow_files):
+        from .db.sandbox import dataset_refusal
+
+        if refusal := dataset_refusal(statements):
+            raise QueryError(refusal, hint="--allow-files lets a query of a dataset write files")
     out = []
     for i, stmt in enumerate(statements, 1):
         try:

@@ -24,6 +24,8 @@ def register(app: typer.Typer) -> None:
         nvidia_smi: bool = typer.Option(False, "--nvidia-smi", help="Also sample the local GPUs with nvidia-smi --query-gpu."),
         label: Optional[str] = typer.Option(None, "--label", help="Label for the sources stored."),
         run: Optional[int] = typer.Option(None, "--run", help="Attach the scrape to this run (see `logsleuth runs`)."),
+        max_bytes: int = typer.Option(64 << 20, "--max-bytes", metavar="BYTES",
+                                      help="Refuse a response larger than this (after gzip decoding)."),
     ):
         """Poll /metrics (and optionally nvidia-smi) every --interval, storing snapshots as they come."""
         from ..errors import BadInputError
@@ -39,7 +41,7 @@ def register(app: typer.Typer) -> None:
                     sys.stderr.flush()
 
             result = scrape(con, urls, interval_s=interval, duration_s=duration, nvidia_smi=nvidia_smi, label=label,
-                            run=run, on_poll=progress)
+                            run=run, on_poll=progress, max_bytes=max_bytes)
         finally:
             con.close()
         if sys.stderr.isatty():

@@ -28,6 +28,7 @@ import duckdb
 
 from .. import settings
 from ..errors import DatabaseError, DatabaseLockedError, NoRunsError, UsageError
+from ..private import narrow_umask
 from ..resources import data_path
 from .migrations import Derivations, migrate  # noqa: F401  (Derivations: open_db's type)
 from .schema import SCHEMA_VERSION
@@ -144,6 +145,8 @@ def open_db(path: str | None = None, *, read_only: bool = False, wait_s: float |
         wait_s = lock_timeout()
     if path != ":memory:":
         _check_file(path)
+        if not read_only or not Path(path).exists():
+            narrow_umask()  # the database and its WAL: owner-only (private.py)
         if read_only and not Path(path).exists():
             if not create:
                 raise NoRunsError(f"no runs: {path} does not exist yet", hint="run `logsleuth ingest FILE` first")

@@ -19,6 +19,7 @@ Contract:
 """
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -37,16 +38,51 @@ _NO_FILES = (
 )
 
 
-def sandbox(con, allow_files: bool = False) -> None:
+def sandbox(con, allow_files: bool = False) -> bool:
     """Restrict ``con``'s database instance (see the module docstring). A fleet dataset's
-    connection (``fleet/views.py``) names its root in a variable: its Parquet files stay
-    readable, and nothing else does."""
-    root = con.execute("SELECT getvariable('logsleuth_dataset_root')").fetchone()[0]
+    connection (``fleet/views.py``) names its root and part files in variables: those files
+    stay readable (a local dataset: exactly the listed files), and nothing else does.
+    True when ``con`` is such a dataset without file access: DuckDB's allowance to read a
+    path is also one to write it, so the caller refuses writing statements
+    (``dataset_refusal``)."""
+    root, files = con.execute("SELECT getvariable('logsleuth_dataset_root'), "
+                              "getvariable('logsleuth_dataset_files')").fetchone()
     if root and not allow_files:
-        con.execute("SET allowed_directories = [$root]", {"root": root.rstrip("/") + "/"})
+        if "://" in root and not root.startswith("file://"):
+            con.execute("SET allowed_directories = [$root]", {"root": root.rstrip("/") + "/"})
+        elif files:
+            con.execute("SET allowed_paths = $files", {"files": files})
     for stmt in _ALWAYS + (() if allow_files else _NO_FILES):
         con.execute(stmt)
     con.execute("SET lock_configuration = true")
+    return bool(root) and not allow_files
+
+
+#: statements a query of a dataset may run without --allow-files: reads, and changes to the
+#: in-memory catalog the dataset's views live in (gone when the command ends). COPY, EXPORT,
+#: ATTACH, PRAGMA (``COPY FROM DATABASE``), CALL (``CHECKPOINT``), PREPARE/EXECUTE are not.
+_DATASET_KINDS = {"SELECT", "CREATE", "INSERT", "UPDATE", "DELETE", "DROP", "ALTER", "TRANSACTION", "SET",
+                  "VARIABLE_SET", "CREATE_FUNC", "MERGE_INTO"}
+_EXPLAIN = re.compile(r"\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^)]*\)\s*)?", re.IGNORECASE)
+
+
+def dataset_refusal(statements: list[str]) -> str | None:
+    """Why one of ``statements`` may not run on a read-only dataset, or None."""
+    for text in statements:
+        bad = next((k for k in _kinds(text) if k not in _DATASET_KINDS), None)
+        if bad:
+            return f"a dataset is read-only: {bad} statements may write files ({text.strip()[:80]})"
+    return None
+
+
+def _kinds(text: str, depth: int = 0) -> list[str]:
+    """The statement kinds of ``text``; for EXPLAIN [ANALYZE], those of what it explains
+    (EXPLAIN ANALYZE runs it)."""
+    kinds = [s.type.name for s in duckdb.extract_statements(text)]
+    m = _EXPLAIN.match(text)
+    if kinds == ["EXPLAIN"] and m and depth < 3:
+        return _kinds(text[m.end():], depth + 1)
+    return kinds
 
 
 def is_sandboxed(con) -> bool:

@@ -12,6 +12,7 @@ previous manifest can finish), and orphans of a killed ingest at the next commit
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Callable
@@ -36,6 +37,9 @@ class DatasetResult:
     skipped: list = field(default_factory=list)  # paths whose bytes are already in the dataset
     failed: list = field(default_factory=list)  # PartFailure
     notes: dict = field(default_factory=dict)  # path -> how a large file was parsed (split or why not)
+
+#: the name parts.py gives a part file: the clean-up deletes nothing else
+_PART_NAME = re.compile(r"part-\d{6,}-[0-9a-f]{12}\.parquet")
 
 #: staged rows of byte ranges, under the dataset root until their source is merged
 STAGING = "_staging"
@@ -156,8 +160,9 @@ def _commit(storage, manifest: Manifest, built: list[BuiltSource], result: Datas
     result.generation = manifest.generation
     # what the previous commit retired, and files no manifest ever listed (a killed ingest)
     storage.remove_tree(STAGING)  # ranges of an ingest killed before its merge (we hold the lock)
+    # (table names and paths were checked when the manifest loaded; storage checks links)
     keep = after | set(manifest.retired)
     for table in manifest.tables:
         for rel in storage.list_files(table):
-            if rel not in keep and rel.rsplit("/", 1)[-1].startswith("part-"):
+            if rel not in keep and _PART_NAME.fullmatch(rel.rsplit("/", 1)[-1]):
                 storage.delete(rel)

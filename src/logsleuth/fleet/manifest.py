@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 
 from ..errors import BadInputError
@@ -17,6 +18,9 @@ from ..errors import BadInputError
 MANIFEST = "_logsleuth_manifest.json"
 FORMAT = "logsleuth-dataset"
 FORMAT_VERSION = 1
+
+#: a table name as the schema writes it: the first folder of every part file's path
+_TABLE = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
 @dataclass
@@ -74,9 +78,39 @@ def load_manifest(storage, schema_version: int) -> Manifest:
     if raw.get("format_version", 0) > FORMAT_VERSION:
         raise BadInputError(f"{storage.uri(MANIFEST)}: written by a newer logsleuth (dataset format "
                             f"{raw.get('format_version')}); upgrade logsleuth")
-    sources = [SourceEntry(**s) for s in raw.get("sources", [])]
-    return Manifest(schema_version=raw.get("schema_version", schema_version), generation=raw.get("generation", 0),
-                    sources=sources, tables=raw.get("tables", {}), retired=raw.get("retired", []))
+    try:
+        sources = [SourceEntry(**s) for s in raw.get("sources", [])]
+    except TypeError as exc:
+        raise BadInputError(f"{storage.uri(MANIFEST)}: not a logsleuth dataset manifest ({exc})") from None
+    manifest = Manifest(schema_version=raw.get("schema_version", schema_version), generation=raw.get("generation", 0),
+                        sources=sources, tables=raw.get("tables", {}), retired=raw.get("retired", []))
+    _check_paths(manifest, storage.uri(MANIFEST))
+    return manifest
+
+
+def inside_root(rel: object) -> bool:
+    """Whether ``rel`` names a file under the dataset root by its text alone: relative, no
+    ``..``, no scheme, no empty or ``.`` step (storage.py checks links on top of this)."""
+    if not isinstance(rel, str) or not rel or rel.startswith(("/", "\\")) or "://" in rel or "\x00" in rel:
+        return False
+    return all(step not in ("", ".", "..") for step in re.split(r"[/\\]", rel))
+
+
+def _check_paths(manifest: Manifest, where: str) -> None:
+    """Every table name and part path the manifest names stays under the root: a manifest
+    travels between hosts and stores, and the clean-up deletes by these names."""
+    bad = [t for t in manifest.tables if not isinstance(t, str) or not _TABLE.fullmatch(t)]
+    for s in manifest.sources:
+        if not isinstance(s.files, dict):
+            bad.append(repr(s.files))
+            continue
+        bad += [t for t in s.files if not isinstance(t, str) or not _TABLE.fullmatch(t)]
+        bad += [f for t, f in s.files.items() if not inside_root(f) or f.split("/", 1)[0] != t]
+    retired = manifest.retired if isinstance(manifest.retired, list) else [manifest.retired]
+    bad += [f for f in retired if not inside_root(f) or not _TABLE.fullmatch(f.split("/", 1)[0])]
+    if bad:
+        raise BadInputError(f"{where}: names a path outside the dataset ({str(bad[0])[:200]!r}); "
+                            "nothing was read or deleted")
 
 
 def file_digest(path: str, limit: int | None = None) -> tuple[str, int]:

@@ -74,4 +74,7 @@ def open_dataset(target: str) -> duckdb.DuckDBPyConnection:
     create_views(con)
     # the sandbox of `sql` and `diagnose` (db/sandbox.py) keeps exactly this folder readable
     con.execute(fleet_sql("dataset_root"), {"root": storage.uri("")})
+    # ... and, on a local dataset, only the part files the manifest lists
+    listed = [storage.uri(f) for files in _files_by_table(manifest).values() for f in files]
+    con.execute(fleet_sql("dataset_files"), {"files": listed})
     return con

@@ -46,7 +46,8 @@ def _meaningful(head: str, n: int = 40) -> list[str]:
 
 
 def is_nvidia_smi_header(line: str) -> bool:
-    names = [re.sub(r"\s*\[[^\]]*\]\s*$", "", f.strip()).lower() for f in line.split(",")]
+    # a unit is "[MiB]": no "[" inside, which keeps the search linear on a line of brackets
+    names = [re.sub(r"\s*\[[^\[\]]*\]\s*$", "", f.strip()).lower() for f in line.split(",")]
     known = sum(bool(NVIDIA_FIELDS.match(n)) for n in names)
     return len(names) >= 2 and known == len(names) and any("." in n for n in names)
 
@@ -60,12 +61,12 @@ def _json_head(lines: list[str], head: str):
     try:
         obj = json.loads(lines[0])
         return obj if isinstance(obj, dict) else None
-    except ValueError:
+    except (ValueError, RecursionError):  # too deep: the parser says so with the file and line
         pass
     try:
         obj = json.loads(head)
         return obj if isinstance(obj, dict) else None
-    except ValueError:
+    except (ValueError, RecursionError):
         # head cut inside a long object: keys are still visible as text
         keys = re.findall(r'"([A-Za-z_][\w.:]*)"\s*:', head[:65536])
         return dict.fromkeys(keys) if keys else None

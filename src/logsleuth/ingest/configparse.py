@@ -75,7 +75,7 @@ def _flatten(key: str, value: str | None, out: list) -> None:
             if isinstance(obj, dict):
                 inner = {k: (json.dumps(v) if isinstance(v, (dict, list)) else
                              (None if v is None else str(v))) for k, v in obj.items()}
-        except ValueError:
+        except (ValueError, RecursionError):  # a value nested too deep stays the text it was
             inner = None
     else:  # SpeculativeConfig(method='eagle3', model='x', num_spec_tokens=3)
         m = re.match(r"^\w+\((.*)\)$", value, re.S)

@@ -43,6 +43,7 @@ PROMPT_MASK = "<prompt redacted>"
 OUTPUT_MASK = "<output redacted>"
 CONTINUED_MASK = "<prompt continued, redacted>"
 DICT_MASK = "<redacted>"
+KEY_MASK = "<key material redacted>"
 
 # a quoted Python/JSON string (escapes honoured), possibly cut at the end of a truncated line
 _Q = r"'(?:[^'\\\n]|\\.)*(?:'|$)|\"(?:[^\"\\\n]|\\.)*(?:\"|$)"
@@ -57,6 +58,7 @@ class RedactState:
     """Carried across the chunks of one source: inside a multi-line prompt record?"""
 
     inside: bool = False
+    in_key: bool = False  # inside a PEM private-key block ([keyblocks])
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class _Policy:
     open_re: str  # a prompt value opened and not closed on its line
     close_re: str  # where an open prompt value closes
     record_start: str
+    key_begin: str
+    key_end: str
 
 
 def _alt(items) -> str:
@@ -83,7 +87,8 @@ def policy() -> _Policy:
     prompts, open_re, close_re = _prompt_rules(data["prompts"])
     secret_hint, prompt_hint, key_re = _hints(data)
     return _Policy(tuple(_secret_rules(data)), prompts, secret_hint, prompt_hint, key_re,
-                   frozenset(data["keys"]["unset_values"]), open_re, close_re, data["prompts"]["record_start"])
+                   frozenset(data["keys"]["unset_values"]), open_re, close_re, data["prompts"]["record_start"],
+                   data["keyblocks"]["begin"], data["keyblocks"]["end"])
 
 
 def _key_names(data) -> tuple[str, str, str, str]:
@@ -100,8 +105,11 @@ def _secret_rules(data) -> list[tuple[str, str]]:
     unset = _alt(re.escape(v) for v in keys["unset_values"])
     schemes = _alt(data["headers"]["schemes"])
     # the key part of key=value / key: value / 'key': / "key": / \"key\": (JSON inside a string)
-    kv_named = r"(?i)(" + names + r"\\?['\"]?\s*[:=]\s*)"
-    kv_whole = (r"(?i)((?:^|[\s(,{\[])(?:\\?['\"]" + whole + r"\\?['\"]\s*[:=]|" + whole + r"\s*=)\s*)")
+    # / ['key']= (os.environ), the separator also escaped (\u003d) or URL-encoded (%3D)
+    sep = _alt([r"[:=]"] + keys["separators"])
+    kv_named = r"(?i)(" + names + r"\\?['\"]?\]?\s*" + sep + r"\s*)"
+    kv_whole = (r"(?i)((?:^|[\s(,{\[])(?:\\?['\"]" + whole + r"\\?['\"]\s*" + sep + "|" + whole + r"\s*"
+                + _alt(["="] + keys["separators"]) + r")\s*)")
     secrets: list[tuple[str, str]] = []
     for kv in (kv_named, kv_whole):
         secrets.append((kv + r"(" + unset + r")([,)}\]\s;'\"]|$)", "${1}" + _UNSET + "${2}${3}"))
@@ -119,12 +127,18 @@ def _secret_rules(data) -> list[tuple[str, str]]:
             (kv + r"b?\"(?:[^\"\\\n]|\\.)*(?:\"|$)", '${1}"***"'),
             (kv + _BARE, "${1}" + REDACTED),
         ]
+    secrets += _variable_rules(data, sep)
     # command lines: --flag value, --flag=value, "--flag", "value" (argv lists)
     secrets += [
         (r"(?i)((?:^|[\s'\"\[(,])(?:" + flag + r")(?:=|\s+))'(?:[^'\\\n]|\\.)*(?:'|$)", "${1}'***'"),
         (r"(?i)((?:^|[\s'\"\[(,])(?:" + flag + r")(?:=|\s+))\"(?:[^\"\\\n]|\\.)*(?:\"|$)", '${1}"***"'),
         (r"(?i)((?:^|[\s'\"\[(,])(?:" + flag + r")(?:=|\s+))[^\s'\"\x{e000}][^\s'\"]*", "${1}" + REDACTED),
         (r"(?i)(['\"](?:" + flag + r")['\"],\s*)(?:" + _Q + ")", "${1}'***'"),
+        # the same list JSON-escaped inside a string: "[\"--api-key\", \"value\"]"
+        (r"(?i)(\\['\"](?:" + flag + r")\\['\"],\s*)\\['\"](?:[^\\'\"\n]|\\[^'\"\n])*(?:\\['\"]|$)", '${1}\\"***\\"'),
+        # user:password of curl -u / --user
+        (r"((?:^|\s)" + _alt(re.escape(f) for f in data["userinfo"]["flags"]) + r"(?:=|\s+)['\"]?[^\s:'\"]*:)"
+         r"[^\s'\"\x{e000}]+", "${1}" + REDACTED),
         # header tuples of ASGI/httpx scopes: (b'authorization', b'Bearer ...')
         (r"(?i)(\(b?['\"](?:authorization|proxy-authorization|x-api-key|api-key|cookie|set-cookie)['\"],\s*b?['\"])"
          r"[^'\"]*", "${1}" + REDACTED),
@@ -141,6 +155,26 @@ def _secret_rules(data) -> list[tuple[str, str]]:
     secrets.append((_UNSET, ""))
 
     return secrets
+
+
+def _variable_rules(data, sep: str) -> list[tuple[str, str]]:
+    """Shell and environment variables named like a credential ([variables]): NAME=value in
+    every quoting, after ``export``, before a command, as ``os.environ["NAME"] = value``."""
+    name = (r"((?:^|[^A-Za-z0-9_])(?:[A-Z][A-Z0-9]*_)*" + _alt(data["variables"]["suffixes"])
+            + r"(?:\\?['\"]\])?\s*" + sep + r"\s*)")
+    unset = _alt(re.escape(v) for v in data["keys"]["unset_values"])
+    return [
+        (name + r"(" + unset + r")([,)}\]\s;'\"]|$)", "${1}" + _UNSET + "${2}${3}"),  # MY_PASS=None stays
+        (name + r"b?'(?:[^'\\\n]|\\.)*(?:'|$)", "${1}'***'"),
+        (name + r"\\\"(?:[^\"\\\n]|\\[^\"\n])*(?:\\\"|$)", '${1}\\"***\\"'),
+        (name + r"\"(?:[^\"\\\n]|\\.)*(?:\"|$)", '${1}"***"'),
+        (name + r"[^\x{e000}\\'\"\s;&*][^'\"\s;&]*", "${1}" + REDACTED),
+    ]
+
+
+def _variable_hint(data) -> str:
+    """The pre-test of _variable_rules (case-sensitive, digits as a class: shapes.py)."""
+    return (r"(?:" + _alt(data["variables"]["suffixes"]) + r"(?:\\?['\"]\])?\s*(?:=|\\u[0-9][0-9]|%[0-9]))")
 
 
 def _prompt_rules(p) -> tuple[tuple, str, str]:
@@ -166,9 +200,11 @@ def _hints(data) -> tuple[str, str, re.Pattern]:
     # lines (decode stats) skip the replacement passes
     shape_hint = r"hf_|sk-|gh[pousr]_|github_pat_|gl[a-z]+-|aiza|akia|asia|aroa|aida|anpa|anva|agpa|xox|eyj" \
                  r"|[A-Za-z0-9/+]{40}"
+    shape_hint += "".join("|" + shape["hint"] for shape in data["shapes"] if shape.get("hint"))
+    users = _alt(re.escape(f) for f in data["userinfo"]["flags"])
     secret_hint = (r"(?i:" + names + "|" + headers + r"|--" + whole + r"|['\"]" + whole + r"['\"]|\b" + whole
                    + r"\s*=|bearer|://|[?&]" + _alt(data["urls"]["query_params"])
-                   + "=|" + shape_hint + ")")
+                   + "=|" + shape_hint + r"|(?:^|\s)" + users + r"[=\s])|" + _variable_hint(data))
     prompt_hint = r"[:=]\s*b?['\"\[]"
 
     key_re = re.compile(r"(?:^|[_.-])" + _alt([names, headers]) + r"$|^" + whole + r"$", re.I)
@@ -207,8 +243,12 @@ def redact_shaped(frame: pl.DataFrame, column: str, keep_prompts: bool, state: R
         mask = shapes.take(shapes.shapes.str.contains(hint).fill_null(False))
     else:
         mask = col.str.contains(hint).fill_null(False)
+    state = state if state is not None else RedactState()
+    in_key = _key_block_lines(col, state, pol)
+    if in_key is not None:  # every line of a private key, whatever it looks like
+        col = col.clone().scatter(in_key.arg_true(), KEY_MASK)
+        mask = mask | in_key
     if not keep_prompts:
-        state = state if state is not None else RedactState()
         inside = _mask_open_records(col, mask, state, pol)
         if inside is not None:
             col = _mask_continuations(col, inside, pol)
@@ -220,6 +260,23 @@ def redact_shaped(frame: pl.DataFrame, column: str, keep_prompts: bool, state: R
     if shapes is not None:
         shapes = shapes.replaced(idx, masked)
     return frame.with_columns(col.clone().scatter(idx, masked).alias(column)), shapes
+
+
+def _key_block_lines(col: pl.Series, state: RedactState, pol: _Policy) -> pl.Series | None:
+    """Which lines lie between a private key's BEGIN and END lines (None: none), the open
+    block carried in ``state`` across chunks."""
+    marked = col.str.contains("PRIVATE KEY-----", literal=True).fill_null(False)
+    if not state.in_key and not marked.any():
+        return None
+    begins = marked & col.str.contains(pol.key_begin).fill_null(False)
+    ends = marked & col.str.contains(pol.key_end).fill_null(False)
+    after = pl.DataFrame({"b": begins & ~ends, "e": ends}).select(
+        pl.when(pl.col("b")).then(pl.lit(1)).when(pl.col("e")).then(pl.lit(0)).otherwise(pl.lit(None))
+        .forward_fill().alias("a"))["a"]
+    before = after.shift(1, fill_value=int(state.in_key)).fill_null(int(state.in_key))
+    state.in_key = bool(after.fill_null(int(state.in_key))[-1])
+    inside = (before == 1) & ~begins & ~ends
+    return inside if inside.any() else None
 
 
 def _mask_open_records(col: pl.Series, hinted: pl.Series, state: RedactState, pol: _Policy) -> pl.Series | None:

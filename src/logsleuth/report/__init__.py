@@ -32,6 +32,9 @@ def write_report(con, selectors: Iterable[str | int] | None, out: str | Path, ti
     from ..errors import UsageError
     from .safe_write import write_atomic
 
+    from ..db.inputs import refuse_overwriting
+
+    refuse_overwriting(con, out)  # before the work: the report of a database never replaces it
     data = build_report(con, selectors, title=title, findings=with_findings).encode("utf-8")
     path = Path(out)
     try:

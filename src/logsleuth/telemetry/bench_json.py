@@ -13,13 +13,13 @@ telemetry-formats.md section 4 (SGLang 0.4.6-0.5.23, vLLM 0.10-0.33 and the lega
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 from types import MappingProxyType
 
 import polars as pl
 
 from ..errors import BadInputError
+from ..nesting import json_loads
 
 #: JSON key -> bench_results column (same meaning, same unit)
 _NAMED_KEYS = {
@@ -56,13 +56,13 @@ def _objects(lines: list[str], name: str) -> list[tuple[int, int, dict]]:
     try:
         for i, line in enumerate(lines):
             if line.strip():
-                obj = json.loads(line)  # Python's json reads sglang's bare Infinity/NaN too
+                obj = json_loads(line, f"{name}: line {i + 1}")  # reads sglang's bare Infinity/NaN too
                 out.append((i + 1, i + 1, obj))
         return out
     except ValueError as exc:
         first_error = (i + 1, str(exc))
     try:  # one pretty-printed object over several lines
-        obj = json.loads("\n".join(lines))
+        obj = json_loads("\n".join(lines), f"{name}: line 1")
     except ValueError:
         ln, why = first_error
         raise BadInputError(f"{name}: line {ln}: not valid JSON ({why[:100]})",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import http.client
 import shutil
 import socket
 import subprocess
@@ -24,6 +25,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import zlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -42,7 +44,9 @@ from .store import ensure_columns, insert
 NVIDIA_QUERY = ("timestamp,index,name,uuid,pci.bus_id,pstate,utilization.gpu,utilization.memory,memory.used,"
                 "memory.total,power.draw,power.limit,clocks.sm,clocks.max.sm,temperature.gpu,{reasons},"
                 "pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max")
-_TIMEOUT_S = 5.0
+_TIMEOUT_S = 5.0  # a whole request (connect, headers, body); never past the scrape's end
+#: the default cap on one response: vLLM's and SGLang's /metrics are ~0.1-2 MB, DCGM's a few MB
+MAX_BYTES = 64 << 20
 _ACCEPT = "text/plain;version=0.0.4;q=1.0, */*;q=0.1"  # the classic text format, not OpenMetrics
 
 
@@ -78,23 +82,76 @@ def normalise_url(url: str) -> str:
     return u
 
 
-def fetch(url: str, timeout: float = _TIMEOUT_S) -> str:
-    """The response body as text; BadInputError with the reason when it cannot be had."""
-    req = urllib.request.Request(url, headers={"Accept": _ACCEPT, "User-Agent": "logsleuth-scrape"})
+class _SameOrigin(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to the same scheme, host and port: a /metrics endpoint has no
+    business sending the scraper elsewhere (another host, an internal service)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        old, new = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
+        if (old.scheme, old.netloc) != (new.scheme, new.netloc):
+            raise BadInputError(f"{req.full_url}: redirected to {new.scheme}://{new.netloc}: not followed")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_SameOrigin)
+
+
+def fetch(url: str, timeout: float = _TIMEOUT_S, *, max_bytes: int = MAX_BYTES, deadline: float | None = None) -> str:
+    """The response body as text; BadInputError with the reason when it cannot be had: the
+    server is unreachable, answers with an error or HTML, sends more than ``max_bytes``
+    (after gzip decoding), or has not finished by ``deadline`` (``time.monotonic``; default
+    ``timeout`` from now). Memory stays within ``max_bytes`` whatever the server sends."""
+    deadline = time.monotonic() + timeout if deadline is None else deadline
+    req = urllib.request.Request(url, headers={"Accept": _ACCEPT, "User-Agent": "logsleuth-scrape",
+                                               "Accept-Encoding": "gzip, identity"})
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
+        with _OPENER.open(req, timeout=_socket_timeout(deadline)) as resp:
             ctype = resp.headers.get("Content-Type", "")
-            body = resp.read()
+            body = _read_capped(url, resp, max_bytes, deadline)
     except urllib.error.HTTPError as exc:
         raise BadInputError(f"{url}: HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError) or time.monotonic() >= deadline:
+            reason = "no complete response in time"
         raise BadInputError(f"{url}: unreachable ({reason})") from None
     text = body.decode("utf-8", "replace")
     if "html" in ctype.lower() or text.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
         raise BadInputError(f"{url}: not a Prometheus endpoint (it served {ctype.split(';')[0] or 'HTML'})",
                             hint="point scrape at the server's /metrics (vLLM: API port; SGLang: --enable-metrics)")
     return text
+
+
+def _socket_timeout(deadline: float) -> float:
+    """What one blocking socket call may wait: never past the deadline."""
+    return max(0.05, deadline - time.monotonic())
+
+
+def _socket(resp):
+    """The response's socket (to narrow its timeout as the deadline nears), or None."""
+    return getattr(getattr(resp.fp, "raw", None), "_sock", None)
+
+
+def _read_capped(url: str, resp, max_bytes: int, deadline: float) -> bytes:
+    """The body, read in blocks until its end, ``max_bytes`` or the deadline."""
+    gz = zlib.decompressobj(16 + zlib.MAX_WBITS) if "gzip" in resp.headers.get("Content-Encoding", "") else None
+    out, size = [], 0
+    while True:
+        if time.monotonic() >= deadline:
+            raise BadInputError(f"{url}: no complete response in time (stopped after {size:,} bytes)")
+        if sock := _socket(resp):
+            sock.settimeout(_socket_timeout(deadline))
+        block = resp.read1(1 << 16)
+        if not block:
+            break
+        if gz is not None:  # a bounded inflate: a gzip bomb stops at the cap
+            block = gz.decompress(block, max_bytes - size + 1)
+        size += len(block)
+        if size > max_bytes:
+            raise BadInputError(f"{url}: response larger than {max_bytes:,} bytes: not stored",
+                                hint="--max-bytes raises the cap")
+        out.append(block)
+    return b"".join(out)
 
 
 def _parse_response(url: str, text: str, ts: dt.datetime, snapshot: int, first_line: int):
@@ -155,30 +212,35 @@ def _sample_gpus(binary: str) -> list[str] | None:
 def scrape(con, urls: list[str], *, interval_s: float = 5.0, duration_s: float | None = None,
            nvidia_smi: bool = False, label: str | None = None, run: int | None = None,
            stop: threading.Event | None = None, on_poll: Callable[[ScrapeResult], None] | None = None,
-           nvidia_smi_binary: str = "nvidia-smi") -> ScrapeResult:
+           nvidia_smi_binary: str = "nvidia-smi", max_bytes: int = MAX_BYTES) -> ScrapeResult:
+    """``max_bytes`` caps one response; each request ends within ``_TIMEOUT_S`` and never
+    after ``duration_s``, whatever the server does (see ``fetch``)."""
     if not urls:
         raise UsageError("scrape needs at least one URL")
     if interval_s <= 0:
         raise UsageError(f"--interval {interval_s}: must be above 0 seconds")
     if duration_s is not None and duration_s <= 0:
         raise UsageError(f"--duration {duration_s}: must be above 0 seconds")
+    if max_bytes <= 0:
+        raise UsageError(f"--max-bytes {max_bytes}: must be above 0")
+    deadline = None if duration_s is None else time.monotonic() + duration_s
     if run is not None and not fetch_one(con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run])):
         raise BadInputError(f"--run {run}: no such run (see `logsleuth runs`)")
     result = ScrapeResult(endpoints=[Endpoint(normalise_url(u)) for u in urls])
     # check every endpoint before anything is written
     first: dict[str, tuple] = {}
+    get = _Fetcher(max_bytes, deadline)
     for ep in result.endpoints:
         ts = dt.datetime.now()
-        first[ep.url] = (ts, _parse_response(ep.url, fetch(ep.url), ts, 0, 1))
+        first[ep.url] = (ts, _parse_response(ep.url, get(ep.url), ts, 0, 1))
     gpu_bin = shutil.which(nvidia_smi_binary) if nvidia_smi else None
     if nvidia_smi and gpu_bin is None:
         result.notes.append(f"{nvidia_smi_binary} not found on PATH: GPU sampling skipped")
     writer = _Writer(con, result, label, run)
-    deadline = None if duration_s is None else time.monotonic() + duration_s
     try:
         for ep in result.endpoints:
             writer.endpoint(ep, *first.pop(ep.url))
-        _poll(writer, interval_s, deadline, gpu_bin, stop or threading.Event(), on_poll)
+        _poll(writer, interval_s, get, gpu_bin, stop or threading.Event(), on_poll)
     except KeyboardInterrupt:
         result.interrupted = True  # Ctrl-C ends a scrape; what was committed stays
     if con is not None:
@@ -189,12 +251,24 @@ def scrape(con, urls: list[str], *, interval_s: float = 5.0, duration_s: float |
     return result
 
 
-def _poll(writer: _Writer, interval_s: float, deadline: float | None, gpu_bin: str | None,
+@dataclass
+class _Fetcher:
+    """``fetch`` under one scrape's limits: its byte cap and its end."""
+
+    max_bytes: int
+    deadline: float | None
+
+    def __call__(self, url: str) -> str:
+        end = time.monotonic() + _TIMEOUT_S
+        return fetch(url, max_bytes=self.max_bytes, deadline=end if self.deadline is None else min(end, self.deadline))
+
+
+def _poll(writer: _Writer, interval_s: float, get: _Fetcher, gpu_bin: str | None,
           stop: threading.Event, on_poll) -> None:
     """Sample the GPUs and poll the endpoints still alive every ``interval_s`` until the
     deadline, ``stop`` or no endpoint is left; an endpoint that fails is dropped into
     ``result.lost``."""
-    result = writer.result
+    result, deadline = writer.result, get.deadline
     while True:
         if gpu_bin:
             out = _sample_gpus(gpu_bin)
@@ -211,8 +285,10 @@ def _poll(writer: _Writer, interval_s: float, deadline: float | None, gpu_bin: s
         for ep in [e for e in result.endpoints if e.alive]:
             ts = dt.datetime.now()
             try:
-                parsed = _parse_response(ep.url, fetch(ep.url), ts, ep.snapshots, ep.lines + 1)
+                parsed = _parse_response(ep.url, get(ep.url), ts, ep.snapshots, ep.lines + 1)
             except BadInputError as exc:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return  # the scrape's end came during this request: not the endpoint's fault
                 ep.alive = False
                 result.lost.append((ep.url, ep.snapshots, str(exc)))
                 continue

@@ -12,14 +12,24 @@ rotation is lost. Polling is the mechanism (works on every file system, includin
 NFS and bind mounts, where inotify misses writes from other hosts); the session may
 shorten the wait with watchfiles when it is installed.
 
+A replacement is checked before it is read: a path replaced by a symbolic link (unless the
+watched path was a link to begin with and still points into the same folder), by a file of
+another owner than the one watched, or by a file whose permission bits do not let the user
+read it (also for root) is not followed: ``refused`` says why (the Tail notes it once as
+``refused: <why>``) and nothing of it is read, until the path is a proper file again. A line
+growing without a newline keeps at most ``LINE_CAP`` bytes (the rest up to its newline is
+skipped, as ingest cuts a stored line), so memory stays bounded whatever is written.
+
 ``PipeFollower`` reads a pipe (``-``: ``docker logs -f name | logsleuth watch -``) on a
 thread and also writes every byte to a spool file, so the database stores the stream
 like any other file.
 """
 from __future__ import annotations
 
+import errno
 import os
 import queue
+import stat
 import threading
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -28,6 +38,8 @@ from typing import BinaryIO
 #: live view keeps up and memory stays bounded
 READ_LIMIT = 8 * 1024 * 1024
 HEAD_BYTES = 64
+#: the longest line kept (ingest's MAX_LINE_BYTES: a stored line is cut there too)
+LINE_CAP = 64 * 1024
 
 
 @dataclass
@@ -35,7 +47,8 @@ class Tail:
     lines: list[str] = field(default_factory=list)
     first_line_no: int = 1  # line number of lines[0] within the generation
     partial: str = ""  # bytes after the last newline, decoded
-    notes: list[str] = field(default_factory=list)  # "appeared", "rotated", "truncated", "vanished", "closed"
+    notes: list[str] = field(default_factory=list)  # "appeared", "rotated", "truncated", "vanished", "closed",
+    # "long_line" (a line passed LINE_CAP without its newline), "refused: <why>"
     generation: int = 0
     grew: bool = False  # any byte arrived (complete line or partial)
 
@@ -70,6 +83,36 @@ def find_rotated(path: str, ino: tuple[int, int] | None) -> str | None:
     return None
 
 
+@dataclass
+class _Given:
+    """What the watched path was when the watch began: whether it was a link (and into which
+    folder), and whose file it was; a replacement must match it to be read."""
+
+    link_dir: str | None
+    owner: int
+
+    @classmethod
+    def of(cls, path: str) -> "_Given":
+        try:
+            is_link = os.path.islink(path)
+            owner = os.stat(path).st_uid
+        except OSError:  # not there yet: the user's own file is expected
+            return cls(None, os.geteuid())
+        return cls(os.path.dirname(os.path.realpath(path)) if is_link else None, owner)
+
+    def refusal(self, path: str, st: os.stat_result) -> str | None:
+        """Why the file ``st`` (opened at ``path``) is not to be read, or None."""
+        if self.link_dir and os.path.dirname(os.path.realpath(path)) != self.link_dir:
+            return "replaced by a link to another folder"
+        if not stat.S_ISREG(st.st_mode):
+            return "replaced by something that is not a regular file"
+        if st.st_uid != self.owner:
+            return f"replaced by a file of another user (uid {st.st_uid})"
+        if not st.st_mode & stat.S_IRUSR:  # the owner's own read bit: root honours it too
+            return "not readable by its owner (permissions)"
+        return None
+
+
 class FileFollower:
     """Follow one path; survives the file appearing late, rotation and truncation."""
 
@@ -84,7 +127,11 @@ class FileFollower:
         self._line_no = 0  # complete lines handed out in this generation
         self._missing_noted = False
         self._head = b""  # the generation's first bytes (up to HEAD_BYTES), to notice a rewrite
+        self._skipping = False  # past LINE_CAP of the current line: bytes dropped until its newline
         self.previous_ino: tuple[int, int] | None = None
+        self._given = _Given.of(path)
+        self.refused: str | None = None  # why the file now at the path is not read
+        self._refused_ino: tuple[int, int] | None = None
 
     # -- public -----------------------------------------------------------------
     @property
@@ -125,6 +172,17 @@ class FileFollower:
         tail.partial = self._partial()
         return tail
 
+    def vetted_now(self) -> bool:
+        """Whether the path still names the file this follower checked and reads (checked
+        again right before the database reads the path), and is not in the middle of an
+        over-long line (ingest would read all of it while it grows: it is stored once its
+        newline comes)."""
+        try:
+            st = os.stat(self.path) if self._given.link_dir else os.lstat(self.path)
+        except OSError:
+            return False
+        return self._fh is not None and (st.st_dev, st.st_ino) == self._ino and not self._skipping
+
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
@@ -149,10 +207,20 @@ class FileFollower:
 
     def _open(self, tail: Tail) -> bool:
         try:
-            fh = open(self.path, "rb")
-        except OSError:
+            # a path that was not a link is opened without following one (no swap in between)
+            fd = os.open(self.path, os.O_RDONLY | (0 if self._given.link_dir else os.O_NOFOLLOW))
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                self._refuse(tail, "replaced by a link", os.lstat(self.path))
             return False
-        st = os.fstat(fh.fileno())
+        st = os.fstat(fd)
+        why = self._given.refusal(self.path, st)
+        if why:
+            os.close(fd)
+            self._refuse(tail, why, st)
+            return False
+        self.refused = None
+        fh = os.fdopen(fd, "rb")
         self._fh, self._ino = fh, (st.st_dev, st.st_ino)
         self._pos = 0
         if not self.from_start:
@@ -163,12 +231,19 @@ class FileFollower:
             tail.notes.append("appeared")
         return True
 
+    def _refuse(self, tail: Tail, why: str, st) -> None:
+        """Say once per file why the one now at the path is not read."""
+        self.refused = why
+        if self._refused_ino != (st.st_dev, st.st_ino):
+            self._refused_ino = (st.st_dev, st.st_ino)
+            tail.notes.append(f"refused: {why}")
+
     def _switch(self, tail: Tail, why: str) -> None:
         """End this generation (``tail`` keeps its lines); the next poll opens the new file."""
         self.previous_ino = self._ino  # (dev, inode) of the generation that ended
         self.close()
         self.generation += 1
-        self._buf, self._line_no, self._pos, self._head = b"", 0, 0, b""
+        self._buf, self._line_no, self._pos, self._head, self._skipping = b"", 0, 0, b"", False
         self.from_start = True  # a new generation is always read whole
         tail.notes.append(why)
 
@@ -183,19 +258,47 @@ class FileFollower:
             self._head = (self._head + data[:HEAD_BYTES - self._pos])[:HEAD_BYTES]
         self._pos += len(data)
         tail.grew = True
+        data = self._capped(data)
+        if data is None:
+            return
         buf = self._buf + data
         cut = buf.rfind(b"\n")
         if cut < 0:
-            self._buf = buf
+            self._buf = buf[:LINE_CAP]
+            self._start_skipping(tail, len(buf) > LINE_CAP)
             return
         complete, self._buf = buf[:cut], buf[cut + 1:]
-        lines = complete.decode("utf-8", "replace").split("\n")
+        if len(self._buf) > LINE_CAP:
+            self._buf = self._buf[:LINE_CAP]
+            self._start_skipping(tail, True)
+        lines = [ln[:LINE_CAP] for ln in complete.split(b"\n")]  # (bytes: the cut is ingest's)
+        lines = b"\n".join(lines).decode("utf-8", "replace").split("\n")
         # CRLF files: the stored line drops the trailing CR the same way ingest does
         lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
         if not tail.lines:
             tail.first_line_no = self._line_no + 1
         tail.lines.extend(lines)
         self._line_no += len(lines)
+
+    def _start_skipping(self, tail: Tail, over: bool) -> None:
+        if over and not self._skipping:
+            tail.notes.append("long_line")
+        self._skipping = over
+
+    @property
+    def in_long_line(self) -> bool:
+        """Inside a line longer than LINE_CAP whose newline has not come yet."""
+        return self._skipping
+
+    def _capped(self, data: bytes) -> bytes | None:
+        """``data`` without the bytes of an over-long line past its cap (None: all of it is)."""
+        if not self._skipping:
+            return data
+        nl = data.find(b"\n")
+        if nl < 0:
+            return None
+        self._skipping = False
+        return b"\n" + data[nl + 1:]  # ends the capped line held in _buf
 
     def _flush_partial(self, tail: Tail) -> None:
         """A generation ends: its unterminated last line still counts as a line."""

@@ -249,7 +249,23 @@ class Watch:
             self._emit_all(tr.resumed())
         if tr.last_ts is not None and tr.last_ts != src.last_ts_seen:
             src.last_ts_seen, src.wall_last_ts = tr.last_ts, done
-        for note in tail.notes:
+        self._on_notes(src, tail.notes)
+        if src.follower.position == 0 and src.follower.generation == 0 and not tail.grew and not src.waiting_noted \
+                and not os.path.exists(src.path):
+            src.waiting_noted = True
+            self._emit_all([{"event": "note", "source": src.name, "text": "waiting for the file to appear"}])
+        # stall check on log time
+        now = self.clock()
+        silent = max(now - src.wall_last_line, 0.0) * self.o.speed
+        log_now = self.log_now(src, now)
+        self._emit_all(tr.check(log_now, silent))
+        self._emit_all(tr.status(log_now, self.o.status_every_s))
+
+    def _on_notes(self, src: Followed, notes: list[str]) -> None:
+        """What the follower noticed about the file: a new generation, the pipe's end, a
+        refused replacement, an over-long line, the file gone."""
+        tr = src.tracker
+        for note in notes:
             if note in ("rotated", "truncated"):
                 if note == "rotated":
                     from .follow import find_rotated
@@ -267,18 +283,15 @@ class Watch:
                 if all(isinstance(s.follower, PipeFollower) and s.follower.ended for s in self.sources):
                     if self._exit is None:
                         self._exit = EXIT_TIMEOUT if (self.ready_exit or self.crash_exit or self.finding_exit) else EXIT_OK
+            elif note == "long_line":
+                self._emit_all([{"event": "note", "source": src.name,
+                                 "text": "a line passed 64 KiB without its newline: it is cut there, and the "
+                                         "file is stored again once the line ends"}])
+            elif note.startswith("refused: "):
+                self._emit_all([{"event": "note", "source": src.name,
+                                 "text": f"{note.removeprefix('refused: ')}: not followed, nothing of it stored"}])
             elif note == "vanished":
                 self._emit_all([{"event": "note", "source": src.name, "text": "file vanished; waiting for it to come back"}])
-        if src.follower.position == 0 and src.follower.generation == 0 and not tail.grew and not src.waiting_noted \
-                and not os.path.exists(src.path):
-            src.waiting_noted = True
-            self._emit_all([{"event": "note", "source": src.name, "text": "waiting for the file to appear"}])
-        # stall check on log time
-        now = self.clock()
-        silent = max(now - src.wall_last_line, 0.0) * self.o.speed
-        log_now = self.log_now(src, now)
-        self._emit_all(tr.check(log_now, silent))
-        self._emit_all(tr.status(log_now, self.o.status_every_s))
 
     def log_now(self, src: Followed, now: float | None = None):
         import datetime as dt
@@ -342,7 +355,11 @@ class Watch:
         # gives is about the log up to there
         covered = {s.path: s.tracker.last_line_no for s in dirty}
         try:
-            found = self.store.sync([s.path for s in dirty if os.path.exists(s.path)], rotated)
+            # only the file the follower vetted and reads is stored: a path swapped for a link or
+            # another user's file since (even an instant ago) is not
+            vetted = {s.path: s.follower for s in dirty}
+            found = self.store.sync([s.path for s in dirty if os.path.exists(s.path)], rotated,
+                                    admit=lambda p: vetted[p].vetted_now())
         except Exception as exc:  # keep watching; say why nothing was stored this time (retried next time)
             self._store_q.put({"event": "note", "text": f"could not store: {str(exc).splitlines()[0]}"})
             for s in dirty:

@@ -46,9 +46,11 @@ class Store:
         results = ingest_files(con, [path])
         return results[0].source_id if results else None
 
-    def sync(self, paths: list[str], rotated: dict | None = None) -> list[dict]:
+    def sync(self, paths: list[str], rotated: dict | None = None, admit=None) -> list[dict]:
         """Ingest the new bytes of ``paths`` (and the rest of files rotated away from them,
-        ``rotated``: path -> where it went) and diagnose their runs; findings as dicts."""
+        ``rotated``: path -> where it went) and diagnose their runs; findings as dicts.
+        ``admit(path)``, asked right before a path is read, may still refuse it (the file
+        at the path is no longer the one the watch vetted)."""
         from ..db.queries import rows
 
         con = self._open()
@@ -60,6 +62,8 @@ class Store:
                 if sid is not None:
                     sids[old] = sid
             for p in paths:
+                if admit is not None and not admit(p):
+                    continue
                 sid = self.ingest_new(con, p)
                 if sid is not None:
                     sids[p] = sid
