@@ -9,6 +9,9 @@ Contract:
   commit finished. An interrupt thus lands before the commit (rolled back) or after it
   (kept), never inside it, where DuckDB answered "Query interrupted" for a commit that had
   in fact completed. Only the main thread can hold signals; elsewhere it does nothing.
+* ``interrupted_query(exc)``: whether ``exc`` is DuckDB's answer to a signal that arrived
+  while a statement ran on the main thread (``RuntimeError("Query interrupted")``, the
+  ``KeyboardInterrupt`` itself is not raised): an interrupt, like ``KeyboardInterrupt``.
 * ``interrupt_message(exc)`` is the one-line message for an interrupt: whether the write in
   progress was committed, and which ones were committed before it in this process.
 """
@@ -64,6 +67,12 @@ def committing(what: str):
         global _LAST
         _LAST = InterruptedAfterCommit(what)
         raise _LAST
+
+
+def interrupted_query(exc: BaseException) -> bool:
+    """Whether ``exc`` is a DuckDB statement stopped by Ctrl-C/SIGTERM (see the contract)."""
+    return type(exc).__name__ == "InterruptException" or (
+        type(exc) is RuntimeError and str(exc).strip() == "Query interrupted")
 
 
 def _after_commit(exc: BaseException | None) -> BaseException | None:

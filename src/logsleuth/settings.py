@@ -64,3 +64,14 @@ def columns() -> str:
 
 def values(names) -> list[tuple[str, str | None]]:
     return [(k, os.environ.get(k)) for k in names]
+
+
+def no_color() -> bool:
+    """``NO_COLOR`` set and not empty (https://no-color.org): no escape codes at all."""
+    return bool(os.environ.get("NO_COLOR", ""))
+
+
+def color_forced() -> bool:
+    """Colour forced by the environment (``FORCE_COLOR``, ``PY_COLORS``, CI's ``GITHUB_ACTIONS``),
+    as typer's own help renderer reads it."""
+    return bool(os.environ.get("GITHUB_ACTIONS") or os.environ.get("FORCE_COLOR") or os.environ.get("PY_COLORS"))

@@ -72,5 +72,7 @@ def test_callers_of_the_stages():
     assert callers["ingest_source"] == {"fleet/parts.py"}
     assert {"parse_frame", "redact_frame", "detect", "extract"} <= {n for n, who in callers.items()
                                                                     if "watch/observe.py" in who}
-    assert "head_text" in callers and "telemetry/__init__.py" in callers["head_text"]
+    # the telemetry layer asks the ingest's own head read (read once per source) what a file is
+    assert "telemetry_kind" in callers and "telemetry/__init__.py" in callers["telemetry_kind"]
+    assert "head_text" in callers and "fleet/ranges.py" in callers["head_text"]
     assert set(callers) <= set(stages.__all__)

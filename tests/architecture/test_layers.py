@@ -30,7 +30,8 @@ LAYERS: list[tuple[str, ...]] = [
 SIBLING_EDGES = {("report", "fleet")}  # the report's fleet page reads the fleet summary
 #: the modules directly under logsleuth/ and their layer
 MODULES = {"logsleuth": "api", "logsleuth.api": "api", "logsleuth.__main__": "cli"}
-CORE = {"errors", "settings", "resources", "version", "inert", "interrupts", "scratch", "walk"}
+CORE = {"errors", "settings", "resources", "version", "inert", "interrupts", "scratch", "walk", "nesting", "private",
+        "table"}
 
 
 def folder_of(module: str) -> str:

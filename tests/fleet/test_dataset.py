@@ -13,7 +13,7 @@ import pytest
 import logsleuth
 from logsleuth.fleet import ingest_dataset, open_dataset
 from logsleuth.fleet.manifest import MANIFEST
-from logsleuth.fleet.parts import ID_STRIDE, RUN_STRIDE
+from logsleuth.fleet.parts import ID_STRIDE, RUN_ID_COLUMNS, RUN_STRIDE
 from support.paths import SAMPLES
 
 #: columns that hold when or where something was ingested, not what the log said
@@ -36,7 +36,7 @@ def _table_rows(con, table: str, names: dict) -> list[tuple]:
                 continue
             if c == "source_id" and v is not None:
                 v = names["source"][v]
-            elif c == "run_id" and v is not None:
+            elif c in RUN_ID_COLUMNS and v is not None:
                 v = names["run"][v]
             elif c.endswith("_id") and isinstance(v, int):
                 v = names["other"].get((c, v), v)

@@ -85,7 +85,8 @@ REPLACE_SAMPLES = ["eras/sglang_ray_actor.log", "env/rtxpro6000_check_env.txt"]
 
 
 def _by_source(con, names) -> dict:
-    """Rows of every table for these sources, with run ids replaced by (source, ordinal)."""
+    """Rows of every table for these sources, with run ids (``run_id``, ``runs.deployment``)
+    replaced by ordinals."""
     out = {}
     for name in names:
         sid = con.execute("SELECT source_id FROM sources WHERE name = ?", [name]).fetchone()[0]
@@ -100,6 +101,8 @@ def _by_source(con, names) -> dict:
             ordinal = "r.ordinal" if t != "runs" else "x.ordinal"
             if t in ("templates", "env_reports"):
                 join, ordinal = "", "NULL"
+            if t == "runs":  # a run id column of its own: the ordinal of the deployment's first run
+                body = body.replace('x."deployment"', "(SELECT d.ordinal FROM runs d WHERE d.run_id = x.deployment)")
             out[(name, t)] = con.execute(f"SELECT {body}, {ordinal} FROM {t} x {join} WHERE x.source_id = ? "
                                          "ORDER BY ALL", [sid]).fetchall()
         out[(name, "templates")] = con.execute("SELECT template, n_lines FROM templates WHERE source_id = ? ORDER BY ALL",

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from support.paths import CORPUS, SAMPLES, corpus_files, sample_files
 from support.wrapping import WRAPPERS, facts, notebook, wrap
 
-from logsleuth.formats.check import checked_grammars
+from logsleuth.ingest.grammars import checked_grammars
 from logsleuth.ingest import unwrap
 
 QUICK = [SAMPLES / "sglang_eagle3.log", SAMPLES / "eras" / "vllm_v1_0.12_color.log",
@@ -160,6 +160,10 @@ KNOWN_GAPS = {
     "sglang__udbhav-ag__SGLang_setup__sglang.log": "run first_line from lines.raw (launch_start.sql)",
     "vllm__Zzsf11__VideoCuttingAgent__Qwen3VL_vllm-server.out": "run first_line from lines.raw (launch_start.sql)",
     "vllm__parallelworks__activate-rag-vllm__run.debug-00074.out": "run first_line from lines.raw (launch_start.sql)",
+    # a vLLM bench client's Namespace(...) line: pre-launch chatter in the bare log since runs of offline
+    # jobs start at the repeated launch step, still a bench_args event when read out of a notebook
+    "vllm-bench__dishantghai__ai-perf-hw3-spec-decode-quant__c2_n2_bench.log":
+        "Namespace(...) line typed as bench_args only in the notebook copy",
 }
 
 

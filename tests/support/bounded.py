@@ -38,29 +38,33 @@ def run_bounded(*args: str, db: str | None = None, timeout: float = 30, mem_mb: 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=full_env, cwd=str(ROOT))
-        code, usage, sent = _wait(proc, t0, timeout, send, mem_mb)
+        code, usage, sent, hwm = _wait(proc, t0, timeout, send, mem_mb)
         seconds = time.monotonic() - t0
         out.seek(0)
         err.seek(0)
+        # the child's own high-water mark, sampled while it ran: ru_maxrss of a child also counts
+        # the parent's resident size at fork (Linux keeps it across exec), so a big test worker
+        # (pytest -n) would be charged to a small child
         return Bounded(code, out.read().decode(errors="replace"), err.read().decode(errors="replace"), seconds,
-                       usage.ru_maxrss / 1024, sent)
+                       hwm or usage.ru_maxrss / 1024, sent)
 
 
-def _rss_mib(pid: int) -> float:
+def _rss_mib(pid: int, field: str = "VmRSS") -> float:
     try:
         with open(f"/proc/{pid}/status") as fh:
-            return next((int(ln.split()[1]) / 1024 for ln in fh if ln.startswith("VmRSS:")), 0.0)
+            return next((int(ln.split()[1]) / 1024 for ln in fh if ln.startswith(field + ":")), 0.0)
     except OSError:
         return 0.0
 
 
 def _wait(proc, t0: float, timeout: float, send, mem_mb: int):
-    sent = None
+    sent, hwm = None, 0.0
     while True:
+        hwm = max(hwm, _rss_mib(proc.pid, "VmHWM"))  # before wait4 reaps it (a zombie has no memory map)
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
-            return proc.returncode, usage, sent
+            return proc.returncode, usage, sent, hwm
         now = time.monotonic() - t0
         if send and sent is None and now >= send[1]:
             proc.send_signal(send[0])
@@ -69,5 +73,5 @@ def _wait(proc, t0: float, timeout: float, send, mem_mb: int):
             proc.send_signal(signal.SIGKILL)
             _, _, usage = os.wait4(proc.pid, 0)
             proc.returncode = -9
-            return None, usage, sent
+            return None, usage, sent, hwm
         time.sleep(0.02)

@@ -13,27 +13,42 @@ from pathlib import Path
 
 from support.paths import ROOT, SAMPLES
 
-#: runs ``logsleuth.cli.app.main`` with 256 KiB chunks; after chunk STOP_AT is stored it prints
-#: MIDWAY on stderr, then sleeps HOLD_S seconds, or until the file HOLD_UNTIL exists (at most
-#: 120 s), inside the ingest transaction
+#: runs ``logsleuth.cli.app.main`` and says MIDWAY on stderr once part of the file is stored
+#: inside the open ingest transaction (the write lock held), then sleeps HOLD_S seconds, or
+#: until the file HOLD_UNTIL exists (at most 120 s). Two paths store a file: the chunk path
+#: (pipeline, 256 KiB chunks here: MIDWAY after chunk STOP_AT is handed on) and the batch frame
+#: of a batch's small files (ingest/batch_frame.py, one store per engine for the whole batch:
+#: MIDWAY after the first store, before the batch's run derivation and its COMMIT)
 _CHILD = r"""
 import os, sys, time
 import importlib
 ingest_mod = importlib.import_module("logsleuth.ingest.pipeline")  # the package also exports a function `ingest`
-_real = ingest_mod.iter_chunks
+frame_mod = importlib.import_module("logsleuth.ingest.batch_frame")
+_real, _real_store = ingest_mod.iter_chunks, frame_mod.store_chunk
 STOP_AT, HOLD_S = int(os.environ["LS_STOP_AT"]), float(os.environ.get("LS_HOLD_S", "0"))
 HOLD_UNTIL = os.environ.get("LS_HOLD_UNTIL")
+_said = []
+def _midway():
+    if _said:
+        return
+    _said.append(1)
+    sys.stderr.write("MIDWAY\n"); sys.stderr.flush()
+    if HOLD_S:
+        time.sleep(HOLD_S)
+    t_end = time.monotonic() + 120
+    while HOLD_UNTIL and not os.path.exists(HOLD_UNTIL) and time.monotonic() < t_end:
+        time.sleep(0.05)
 def _chunks(src, chunk_bytes=None):
     for n, chunk in enumerate(_real(src, 256 * 1024)):
         if n == STOP_AT + 1:
-            sys.stderr.write("MIDWAY\n"); sys.stderr.flush()
-            if HOLD_S:
-                time.sleep(HOLD_S)
-            t_end = time.monotonic() + 120
-            while HOLD_UNTIL and not os.path.exists(HOLD_UNTIL) and time.monotonic() < t_end:
-                time.sleep(0.05)
+            _midway()
         yield chunk
+def _store(*args, **kw):
+    out = _real_store(*args, **kw)
+    _midway()
+    return out
 ingest_mod.iter_chunks = _chunks
+frame_mod.store_chunk = _store
 from logsleuth.cli.app import main
 sys.argv = ["logsleuth"] + sys.argv[1:]
 main()

@@ -164,14 +164,7 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
     ``known_notes`` (if a list) gets (entry, why) for those considered that did not match."""
     if min_severity not in SEV_RANK:
         raise UsageError(f"--min-severity {min_severity}: one of {', '.join(SEVERITIES)}")
-    rules = load_rules(extra_dirs)
-    apply_overrides(rules, sets or [])
-    if rule_ids:
-        known = {r.id for r in rules}
-        for rid in rule_ids:
-            if rid not in known:
-                raise UsageError(f"--rule {rid}: no such rule (see `logsleuth rules`)")
-        rules = [r for r in rules if r.id in rule_ids]
+    rules = _chosen_rules(extra_dirs, sets, rule_ids)
     findings: list[Finding] = []
     names = dict(con.execute("SELECT source_id, name FROM sources").fetchall())
     run_info = {r[0]: (r[1], r[2]) for r in con.execute("SELECT run_id, source_id, engine FROM runs").fetchall()}
@@ -219,6 +212,20 @@ def diagnose(con, *, run_ids: list[int] | None = None, rule_ids: list[str] | Non
     findings.sort(key=lambda f: (f.run_id if f.run_id is not None else -1, SEV_RANK[f.severity], f.rule_id,
                                  f.line_no or 0))
     return findings
+
+
+def _chosen_rules(extra_dirs, sets, rule_ids) -> list[Rule]:
+    """The rules a diagnose runs: shipped and ``--rules-dir`` ones with ``--set`` applied, only
+    those of ``--rule`` when given (an unknown id is a UsageError)."""
+    rules = load_rules(extra_dirs)
+    apply_overrides(rules, sets or [])
+    if not rule_ids:
+        return rules
+    known = {r.id for r in rules}
+    for rid in rule_ids:
+        if rid not in known:
+            raise UsageError(f"--rule {rid}: no such rule (see `logsleuth rules`)")
+    return [r for r in rules if r.id in rule_ids]
 
 
 def _known(con, findings, run_info, names, run_ids, min_severity, notes, dirs, rule_ids) -> list[Finding]:

@@ -403,7 +403,7 @@ def _is_click(exc: BaseException, name: str) -> bool:
 
 def main() -> None:
     """Console-script entry point: run the app, map errors to exit codes."""
-    from ..interrupts import install_sigterm, interrupt_message
+    from ..interrupts import install_sigterm, interrupt_message, interrupted_query
 
     install_sigterm()  # SIGTERM stops like Ctrl-C: rollback, message, exit 130
     from .color import style_help
@@ -430,7 +430,7 @@ def main() -> None:
             pass
         sys.exit(int(ExitCode.OK))
     except Exception as exc:  # click usage errors, DuckDB interrupts and the unexpected
-        if _is_click(exc, "Abort") or type(exc).__name__ == "InterruptException":
+        if _is_click(exc, "Abort") or interrupted_query(exc):
             _err(interrupt_message(exc))
             sys.exit(int(ExitCode.INTERRUPTED))
         if _is_click(exc, "ClickException"):

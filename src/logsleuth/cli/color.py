@@ -13,13 +13,13 @@ any callback runs. Nothing is kept between invocations but typer's two help sett
 """
 from __future__ import annotations
 
-import os
+from .. import settings
 
 MODES = ("auto", "always", "never")
 
 
 def _env_mode() -> str:
-    return "never" if os.environ.get("NO_COLOR", "") else "auto"
+    return "never" if settings.no_color() else "auto"
 
 
 def mode() -> str:
@@ -66,4 +66,4 @@ def style_help(argv: list[str]) -> None:
 
 
 def _forced_by_env() -> bool:
-    return bool(os.environ.get("GITHUB_ACTIONS") or os.environ.get("FORCE_COLOR") or os.environ.get("PY_COLORS"))
+    return settings.color_forced()

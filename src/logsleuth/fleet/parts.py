@@ -5,8 +5,9 @@ temporary database, then writes each per-source table as one Parquet file under
 ``TABLE/host=H/date=D/part-SID-TOKEN.parquet`` and returns the ``SourceEntry`` listing them.
 It never touches the manifest, so a task that dies leaves only unlisted files (orphans the
 next commit removes). Identifiers are made unique across the dataset: ``source_id`` is
-the one the driver assigned, ``run_id`` becomes ``source_id * RUN_STRIDE + local run id``
-and every other integer ``*_id`` column ``source_id * ID_STRIDE + local id``.
+the one the driver assigned, ``run_id`` (and every column holding a run id,
+``RUN_ID_COLUMNS``) becomes ``source_id * RUN_STRIDE + local run id`` and every other
+integer ``*_id`` column ``source_id * ID_STRIDE + local id``.
 ``build_parts_safe`` returns a ``PartFailure`` for bad input instead of raising, so Ray
 does not retry what cannot succeed.
 """
@@ -26,6 +27,8 @@ from .sql import fleet_sql
 from .storage import storage_for
 
 RUN_STRIDE = 1_000_000
+#: columns whose values are run ids (``runs.deployment``: the run id of the deployment's first run)
+RUN_ID_COLUMNS = ("run_id", "deployment")
 ID_STRIDE = 1_000_000_000
 _INTEGER_TYPES = {"INTEGER", "BIGINT", "SMALLINT", "TINYINT", "HUGEINT", "UINTEGER", "UBIGINT"}
 
@@ -65,8 +68,8 @@ def _remapped_select(table: str, columns: list[str], types: list[str], sid: int,
     for col, typ in zip(columns, types):
         if col == "source_id":
             cols.append(f"{sid}::INTEGER AS source_id")
-        elif col == "run_id":
-            cols.append(f"({sid}::BIGINT * {RUN_STRIDE} + run_id) AS run_id")
+        elif col in RUN_ID_COLUMNS:
+            cols.append(f'({sid}::BIGINT * {RUN_STRIDE} + "{col}") AS "{col}"')
         elif col.endswith("_id") and typ.upper() in _INTEGER_TYPES:
             cols.append(f'({sid}::BIGINT * {ID_STRIDE} + "{col}") AS "{col}"')
         else:

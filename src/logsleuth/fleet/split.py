@@ -96,7 +96,7 @@ def plan_split(path: str, split_bytes: int = SPLIT_BYTES, grammar_dirs=()) -> Sp
 
 
 def _plan(path, mm, size, split_bytes, grammar_dirs, whole) -> SplitPlan:
-    from ..ingest.grammars import checked_grammars
+    from ..ingest.stages import checked_grammars
 
     grammars = checked_grammars(grammar_dirs)
     launches = _launches(mm, grammars)

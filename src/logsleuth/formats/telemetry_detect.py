@@ -73,7 +73,7 @@ def _json_head(lines: list[str], head: str):
 
 
 def detect_telemetry(head: str) -> str | None:
-    from ..ingest.notebook import is_notebook_head
+    from .notebook_head import is_notebook_head
 
     if is_notebook_head(head.lstrip("\ufeff")):
         return None  # JSON, but a notebook: its outputs are a log (ingest/notebook.py)

@@ -32,7 +32,7 @@ from dataclasses import replace
 from typing import Callable
 
 from ..db import diskfull
-from ..interrupts import committing
+from ..interrupts import committing, interrupted_query
 from .redact import redact_name
 from .batch_frame import store_files
 from .pipeline import IngestOptions, IngestResult, ingest_memory, ingest_source
@@ -143,6 +143,8 @@ def _ingest_batch(con, paths: list[str], on_file, opts_for, on_result) -> tuple[
                 # the files of a batch are stored together: the whole batch is what was lost
                 what = paths[0] if len(paths) == 1 else f"a batch of {len(paths)} small files ({paths[0]} ... {paths[-1]})"
                 raise diskfull.recover(con, snap, redact_name(what)) from None
+            if interrupted_query(exc):  # Ctrl-C inside a statement: an interrupt, nothing replayed
+                raise KeyboardInterrupt("interrupted during a query") from exc
             if isinstance(exc, KeyboardInterrupt) or not results:
                 raise
             # file len(results) failed: keep the files before it, as one transaction per file would

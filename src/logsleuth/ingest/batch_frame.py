@@ -497,8 +497,8 @@ def _states(f: pl.DataFrame, group: list[_File], year, ctx_of) -> dict:
         if main:
             m = markers.get(g.index)
             if m is not None:
-                line, pid, last_rank, n_new = m
-                runs.prev_rank = last_rank
+                line, pid, last_rank, last_proc, n_new = m
+                runs.prev_rank, runs.prev_proc = last_rank, last_proc
                 if n_new:
                     runs.ordinal = 1
                     runs.starts.append((1, line))
@@ -558,7 +558,8 @@ def _movable(f: pl.DataFrame, group: list[_File], ctx_of) -> dict:
 
 def _main_markers(f: pl.DataFrame, ctx_of) -> dict:
     """Per file, the launch markers of its stored part: (line and pid of the one that starts
-    the run, rank of the last, whether one starts a run)."""
+    the run, rank and process tag of the last (``RunState.prev_rank``/``prev_proc``), how many
+    start a run)."""
     out = {}
     for (server, engine), sub in f.filter(pl.col("_seg") == 0).group_by("_server", "_engine"):
         m = _launch_rank(sub, ctx_of(server, engine))
@@ -567,9 +568,10 @@ def _main_markers(f: pl.DataFrame, ctx_of) -> dict:
         agg = m.group_by("_file").agg(
             pl.col("line_no").filter(pl.col("_new")).first().alias("line"),
             pl.col("pid").filter(pl.col("_new")).first().alias("pid"),
-            pl.col("_rank").last().alias("last_rank"), pl.col("_new").sum().alias("n_new"))
-        for i, line, pid, last_rank, n_new in agg.iter_rows():
-            out[i] = (None if line is None else int(line), pid, int(last_rank), int(n_new))
+            pl.col("_rank").last().alias("last_rank"), pl.col("_proc").last().alias("last_proc"),
+            pl.col("_new").sum().alias("n_new"))
+        for i, line, pid, last_rank, last_proc, n_new in agg.iter_rows():
+            out[i] = (None if line is None else int(line), pid, int(last_rank), last_proc, int(n_new))
     return out
 
 

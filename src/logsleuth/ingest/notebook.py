@@ -23,8 +23,8 @@ import re
 
 import polars as pl
 
-_NOTEBOOK_HEAD = re.compile(r'\s*\{\s*"(?:cells|metadata|nbformat)"\s*:')
-_KAGGLE_HEAD = re.compile(r'\s*\[\s*\{\s*"stream_name"\s*:')
+from ..formats.notebook_head import is_notebook_head, notebook_kind  # noqa: F401  (re-exported: the recognisers live below ingest)
+
 #: a JSON string's body with valid escapes only (anything else is not decoded)
 _JSON_BODY = r'(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*'
 _OPEN = r'^\s*"([^"]+)"\s*:\s*\[\s*$'
@@ -41,20 +41,6 @@ _KAGGLE = r'^\s*\[?\s*\{\s*"stream_name"\s*:\s*"\w+"\s*,\s*"time"\s*:\s*[\d.eE+-
 #: line continuation
 _CMD_LEAD = r'^\s*(?:!|%%?\w+\s+|[("\'\[]|\w+\s*=\s*[\w.]*\(\s*)*'
 _CMD_TRAIL = r'[\s"\'),\\\]]*$'
-
-
-def is_notebook_head(head: str) -> bool:
-    """Whether a file starting with ``head`` is a notebook or a Kaggle log download."""
-    return bool((_NOTEBOOK_HEAD.match(head) and '"cell_type"' in head) or _KAGGLE_HEAD.match(head))
-
-
-def notebook_kind(head: str) -> tuple[str, dict] | None:
-    """(name, starting state) of the notebook wrapper of a file starting with ``head``, or None."""
-    if _NOTEBOOK_HEAD.match(head) and '"cell_type"' in head:
-        return "jupyter_notebook", {"array": "", "cell": ""}
-    if _KAGGLE_HEAD.match(head):
-        return "kaggle_log_json", {"array": "kaggle", "cell": ""}
-    return None
 
 
 def peel_notebook(frame: pl.DataFrame, w) -> pl.DataFrame:

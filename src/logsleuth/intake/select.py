@@ -58,7 +58,7 @@ def classify(path: str, grammars) -> tuple[bool, str]:
     if "\x00" in head[:4096]:
         return False, "binary content"
     from ..formats.telemetry_detect import detect_telemetry
-    from ..ingest.notebook import is_notebook_head
+    from ..formats.notebook_head import is_notebook_head
 
     if is_notebook_head(head):
         return True, "notebook (its cells' outputs are read)"
