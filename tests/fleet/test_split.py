@@ -10,7 +10,7 @@ import pytest
 
 import logsleuth
 from logsleuth.fleet import driver, ingest_dataset, open_dataset
-from logsleuth.fleet.parts import ID_STRIDE, PartFailure, RUN_STRIDE
+from logsleuth.fleet.parts import ID_STRIDE, RUN_ID_COLUMNS, PartFailure, RUN_STRIDE
 from logsleuth.fleet.ranges import RangeOutcome, seam_disagreement
 from logsleuth.fleet.split import ByteRange, plan_split
 from support.paths import SAMPLES
@@ -100,8 +100,8 @@ def test_split_ingest_equals_the_database_ingest(split_and_whole):
                 continue
             if c == "source_id":
                 back.append('1 AS "source_id"')  # one file: source 1 of the database
-            elif c == "run_id":
-                back.append(f'"run_id" % {RUN_STRIDE} AS "run_id"')
+            elif c in RUN_ID_COLUMNS:  # run_id and the run ids other columns hold (runs.deployment)
+                back.append(f'"{c}" % {RUN_STRIDE} AS "{c}"')
             elif c.endswith("_id") and typ in ("INTEGER", "BIGINT"):
                 back.append(f'"{c}" % {ID_STRIDE} AS "{c}"')
             else:
