@@ -11,8 +11,7 @@ Contract:
   in fact completed. Only the main thread can hold signals; elsewhere it does nothing.
 * ``interrupted_query(exc)``: whether ``exc`` is DuckDB's answer to a signal that arrived
   while a statement ran on the main thread (``RuntimeError("Query interrupted")``, the
-  ``KeyboardInterrupt`` itself is not raised, or any DuckDB error once a signal was
-  received): an interrupt, like ``KeyboardInterrupt``.
+  ``KeyboardInterrupt`` itself is not raised): an interrupt, like ``KeyboardInterrupt``.
 * ``interrupt_message(exc)`` is the one-line message for an interrupt: whether the write in
   progress was committed, and which ones were committed before it in this process.
 """
@@ -34,24 +33,14 @@ class InterruptedAfterCommit(KeyboardInterrupt):
         self.what = what
 
 
-_SIGNALLED = False  # a SIGINT/SIGTERM reached this process (see interrupted_query)
-
-
 def _raise_interrupt(signum, frame):
-    global _SIGNALLED
-    _SIGNALLED = True
     raise KeyboardInterrupt(f"signal {signum}")
 
 
 def install_sigterm() -> None:
-    """SIGTERM like Ctrl-C (main thread only: where Python runs signal handlers); both are
-    remembered, so that a DuckDB error they caused is known for an interrupt (from this call
-    on: one invocation of the CLI)."""
-    global _SIGNALLED
-    _SIGNALLED = False
+    """SIGTERM like Ctrl-C (main thread only: where Python runs signal handlers)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise_interrupt)
-        signal.signal(signal.SIGINT, _raise_interrupt)
 
 
 @contextmanager
@@ -81,14 +70,14 @@ def committing(what: str):
 
 
 def interrupted_query(exc: BaseException) -> bool:
-    """Whether ``exc`` is a DuckDB statement stopped by Ctrl-C/SIGTERM (see the contract). A
-    signal that lands inside Python code DuckDB calls back (the replacement scan that finds a
-    frame to insert) surfaces as any DuckDB error, e.g. "Table ... does not exist": after a
-    signal, every DuckDB error is taken for the interrupt it is."""
+    """Whether ``exc`` is a DuckDB statement stopped by Ctrl-C/SIGTERM (see the contract)."""
     if type(exc).__name__ == "InterruptException" or (
             type(exc) is RuntimeError and str(exc).strip() == "Query interrupted"):
         return True
-    return _SIGNALLED and type(exc).__module__.split(".")[0] in ("duckdb", "_duckdb")
+    # a signal inside the Python callback DuckDB runs to find the frame an insert reads (its
+    # replacement scan of ``_logsleuth_*`` names) surfaces as that frame being missing: those
+    # names are always bound when the statement starts, so only an interrupt can lose them
+    return type(exc).__name__ == "CatalogException" and "_logsleuth_" in str(exc) and "does not exist" in str(exc)
 
 
 def _after_commit(exc: BaseException | None) -> BaseException | None:
